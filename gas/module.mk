@@ -1,0 +1,2 @@
+# gas/: global pointers, arrays, RMA, atomics, signals, ordering, barrier.
+LIB_SRCS += $(wildcard gas/*.c)

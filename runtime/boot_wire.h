@@ -1,0 +1,70 @@
+/*
+ * boot_wire.h - the rendezvous protocol between a rank and gasrun.
+ *
+ * gasrun hands every rank one end of a stream socket (env GASRUN_BOOT_FD for a
+ * forked rank).  Each message is a fixed header followed by `len` payload
+ * bytes; all integers are little-endian.  The rank speaks first (HELLO, with
+ * the job key); a connection whose first message is not a HELLO with the job's
+ * key is closed without a reply.  Requests are answered in order.
+ *
+ *   rank -> gasrun               payload                       reply
+ *   HELLO      version u32, key u64, rank u32, pid u32        HELLO_OK: nranks u32
+ *   KV_PUT     key (NUL-terminated), value bytes              none
+ *   KV_GET     rank u32, key (NUL-terminated)                 KV_VALUE value | KV_MISSING
+ *   BARRIER    none                                           BARRIER_DONE (once all ranks sent it)
+ *   ABORT      code i32, message bytes                        none (gasrun ends the job)
+ *   FINI       none                                           none (a clean exit follows)
+ *
+ * KV keys are per rank: KV_GET names the rank whose value it wants.  Every
+ * KV_PUT a rank sent before its BARRIER is visible to every KV_GET sent after
+ * the matching BARRIER_DONE (so BARRIER doubles as the fence).
+ *
+ * Used by runtime/boot_gasrun.c (rank side) and tools/gasrun.c (launcher side).
+ */
+#ifndef GAS_BOOT_WIRE_H
+#define GAS_BOOT_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GAS_BOOT_WIRE_VERSION 1u
+#define GAS_BOOT_WIRE_MAGIC 0x67617362u /* "gasb" */
+#define GAS_BOOT_MAX_PAYLOAD (1u << 20)
+
+enum gas_boot_msg {
+    GAS_BOOT_HELLO = 1,
+    GAS_BOOT_HELLO_OK,
+    GAS_BOOT_KV_PUT,
+    GAS_BOOT_KV_GET,
+    GAS_BOOT_KV_VALUE,
+    GAS_BOOT_KV_MISSING,
+    GAS_BOOT_BARRIER,
+    GAS_BOOT_BARRIER_DONE,
+    GAS_BOOT_ABORT,
+    GAS_BOOT_FINI
+};
+
+struct gas_boot_hdr {
+    uint32_t magic;
+    uint16_t type;      /* enum gas_boot_msg */
+    uint16_t reserved;
+    uint32_t len;       /* payload bytes that follow */
+};
+
+/* Write one whole message (header + payload); 0 or -errno. Retries EINTR. */
+int gas_boot_wire_send(int fd, unsigned type, const void *payload, size_t len);
+
+/*
+ * Read one whole message; *payload_p is malloc'ed (NUL-terminated for
+ * convenience, not counted in *len_p) and owned by the caller.  Returns 0,
+ * -EPROTO on a bad header or oversize payload, -ECONNRESET on EOF, or -errno.
+ */
+int gas_boot_wire_recv(int fd, unsigned *type_p, void **payload_p, size_t *len_p);
+
+/* Little-endian field helpers for payloads. */
+void gas_boot_put_u32(unsigned char *p, uint32_t v);
+void gas_boot_put_u64(unsigned char *p, uint64_t v);
+uint32_t gas_boot_get_u32(const unsigned char *p);
+uint64_t gas_boot_get_u64(const unsigned char *p);
+
+#endif

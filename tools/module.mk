@@ -1,0 +1,20 @@
+# tools/: gasrun (launcher), gascc (compiler wrapper), gas-info, gas-bench.
+TOOL_BINS += $(BUILD)/bin/gasrun $(BUILD)/bin/gascc $(BUILD)/bin/gas-info $(BUILD)/bin/gas-bench
+
+GASRUN_SRCS := $(wildcard tools/gasrun/*.c) runtime/boot_wire.c
+$(BUILD)/bin/gasrun: $(GASRUN_SRCS:%.c=$(BUILD)/obj/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bin/gas-info: $(BUILD)/obj/tools/gas-info.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(LINK_PROG)
+
+$(BUILD)/bin/gas-bench: $(BUILD)/obj/tools/gas-bench.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(LINK_PROG)
+
+# gascc finds headers and libraries relative to itself (build tree or PREFIX).
+$(BUILD)/bin/gascc: tools/gascc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@LDLIBS@|$(LDLIBS)|' $< > $@ && chmod +x $@
