@@ -21,10 +21,14 @@ int main(void)
     }
     gas_barrier();                                /* implies quiet: all adds are done */
 
-    uint64_t all[64];
+    uint64_t all[64], want = (uint64_t)n * (n + 1) / 2;
     gas_get(all, counts, sizeof all);             /* read the whole array back */
-    if (me == 0)
-        printf("each counter = %llu (expected %d)\n", (unsigned long long)all[0], n * (n + 1) / 2);
+    int ok = 1;
+    for (int i = 0; i < 64; i++)
+        ok &= all[i] == want;
+    printf("rank %d: counters %s (each %llu)\n", me, ok ? "correct" : "WRONG",
+           (unsigned long long)all[0]);
     gas_free(counts);
-    return gas_finalize();
+    gas_finalize();
+    return ok ? 0 : 1;
 }
