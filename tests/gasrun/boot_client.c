@@ -22,6 +22,14 @@
  *                 rank 1 exits 1
  *   fork-ok       as fork-hang, but every rank then finishes and exits 0
  *   stdin         rank 0 counts its stdin bytes; others check for /dev/null
+ *   pipeline      requests sent without waiting for replies: BARRIER and
+ *                 KV_GET back to back, a value of the largest size, 12000
+ *                 KV_GETs in flight (replies back up in gasrun); exit 0
+ *   barrier-exit  rank 1 sends BARRIER and FINI and exits 0 at once; the
+ *                 others finish that barrier and exit 0
+ *   proto WHAT    rank 1 breaks the protocol, then sleeps: WHAT is unknown
+ *                 (a message of type 99), oversize (a 2 MiB header),
+ *                 nohello (KV_PUT first), shorthello (a 12-byte HELLO)
  *
  * Extra arguments are ignored (tests pass a unique marker to find leftover
  * processes with pgrep -f).
@@ -33,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -363,6 +372,107 @@ static void leave_descendants(void)
     close(fd);
 }
 
+/* ---- requests in flight -------------------------------------------------- */
+
+#define PIPELINE_GETS 12000
+
+static int pipeline_peer;
+
+static void *send_gets(void *arg)
+{
+    unsigned char p[4 + 3];
+    gas_boot_put_u32(p, (uint32_t)pipeline_peer);
+    memcpy(p + 4, "kb", 3);
+    for (int i = 0; i < PIPELINE_GETS; i++)
+        send_msg(GAS_BOOT_KV_GET, p, sizeof p);
+    return NULL;
+}
+
+static void run_pipeline(void)
+{
+    int peer = pipeline_peer = (rank + 1) % nranks;
+    char val[32];
+    snprintf(val, sizeof val, "P%d", rank);
+    kv_put("p", val);
+    /* The KV_GET is answered after BARRIER_DONE and sees the peer's put. */
+    unsigned char get[4 + 2];
+    gas_boot_put_u32(get, (uint32_t)peer);
+    memcpy(get + 4, "p", 2);
+    send_msg(GAS_BOOT_BARRIER, NULL, 0);
+    send_msg(GAS_BOOT_KV_GET, get, sizeof get);
+    free(recv_msg(GAS_BOOT_BARRIER_DONE, GAS_BOOT_BARRIER_DONE, NULL, NULL));
+    size_t len;
+    char *v = recv_msg(GAS_BOOT_KV_VALUE, GAS_BOOT_KV_VALUE, NULL, &len);
+    snprintf(val, sizeof val, "P%d", peer);
+    if (strcmp(v, val) != 0)
+        die("pipelined KV_GET after BARRIER: got '%s', want '%s'", v, val);
+    free(v);
+
+    /* The largest value a KV_PUT can carry. */
+    size_t big = GAS_BOOT_MAX_PAYLOAD - 4;
+    if (rank == 0) {
+        char *p = malloc(4 + big);
+        memcpy(p, "big", 4);
+        for (size_t i = 0; i < big; i++)
+            p[4 + i] = (char)('a' + i % 23);
+        send_msg(GAS_BOOT_KV_PUT, p, 4 + big);
+        free(p);
+    }
+    barrier();
+    v = kv_get(0, "big");
+    if (v == NULL)
+        die("largest value missing");
+    for (size_t i = 0; i < big; i++)
+        if (v[i] != (char)('a' + i % 23))
+            die("largest value corrupt at byte %zu", i);
+    free(v);
+
+    /* Thousands of KV_GETs in flight: more reply bytes than gasrun queues. */
+    char kb[1024];
+    memset(kb, 'k', sizeof kb - 1);
+    kb[sizeof kb - 1] = '\0';
+    kv_put("kb", kb);
+    barrier();
+    pthread_t t;
+    if (pthread_create(&t, NULL, send_gets, NULL) != 0)
+        die("pthread_create failed");
+    usleep(300 * 1000);     /* let the replies back up */
+    for (int i = 0; i < PIPELINE_GETS; i++) {
+        v = recv_msg(GAS_BOOT_KV_VALUE, GAS_BOOT_KV_VALUE, NULL, &len);
+        if (len != sizeof kb - 1)
+            die("pipelined KV_GET %d: %zu bytes", i, len);
+        free(v);
+    }
+    pthread_join(t, NULL);
+    barrier();
+    send_msg(GAS_BOOT_FINI, NULL, 0);
+    printf("rank %d pipeline ok\n", rank);
+}
+
+static void break_protocol(const char *what)
+{
+    if (strcmp(what, "unknown") == 0) {
+        hello();
+        send_msg(99, "x", 1);
+    } else if (strcmp(what, "oversize") == 0) {
+        hello();
+        unsigned char h[12];
+        gas_boot_put_u32(h, GAS_BOOT_WIRE_MAGIC);
+        h[4] = GAS_BOOT_KV_PUT;
+        h[5] = h[6] = h[7] = 0;
+        gas_boot_put_u32(h + 8, 2u << 20);
+        write_all(boot_fd, (const char *)h, sizeof h);
+    } else if (strcmp(what, "nohello") == 0) {
+        kv_put("k", "v");
+    } else if (strcmp(what, "shorthello") == 0) {
+        unsigned char p[12] = { 1 };
+        send_msg(GAS_BOOT_HELLO, p, sizeof p);
+    } else {
+        die("unknown proto breakage '%s'", what);
+    }
+    sleep_forever();
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "ok";
@@ -400,6 +510,8 @@ int main(int argc, char **argv)
         if (rank > 0 && !stdin_is_devnull())
             die("stdin is not /dev/null");
     }
+    if (strcmp(mode, "proto") == 0 && rank == 1)
+        break_protocol(arg);
     if (strcmp(mode, "badkey") == 0 && rank == 1) {
         hello_with(job_key ^ 0x5a5a);
         /* gasrun must close the connection without a reply and end the job. */
@@ -428,8 +540,18 @@ int main(int argc, char **argv)
             sleep_forever();
         }
         wait_in_barrier();
-    } else if (strcmp(mode, "badkey") == 0) {
+    } else if (strcmp(mode, "badkey") == 0 || strcmp(mode, "proto") == 0) {
         wait_in_barrier();
+    } else if (strcmp(mode, "pipeline") == 0) {
+        run_pipeline();
+    } else if (strcmp(mode, "barrier-exit") == 0) {
+        if (rank == 1) {
+            send_msg(GAS_BOOT_BARRIER, NULL, 0);
+            send_msg(GAS_BOOT_FINI, NULL, 0);
+            return 0;
+        }
+        barrier();
+        send_msg(GAS_BOOT_FINI, NULL, 0);
     } else if (strcmp(mode, "exit") == 0) {
         if (rank == 1)
             exit(atoi(arg));

@@ -182,6 +182,10 @@ int main(int argc, char **argv)
     gr_rdv_destroy(job.rdv);
     gr_shm_sweep(job.id);
     gr_loop_fini();
+    close(job.devnull);
+    free(job.ranks);
+    free(job.gone);
+    free(job.prog_path);
     int code = job.exit_code < 0 ? 0 : job.exit_code;
     gr_info("job %08x done in %.2f s: exit status %d", job.id, gr_now() - job.start, code);
     return code;

@@ -192,8 +192,14 @@ static int conn_send(struct rdv_conn *c, unsigned type, const void *payload, siz
     gas_boot_put_u32(h + 8, (uint32_t)len);
     if (len > 0)
         memcpy(h + HDR_LEN, payload, len);
+    bool was_paused = conn_paused(c);
     c->out_len += HDR_LEN + len;
     conn_flush(c);
+    if (!was_paused && conn_paused(c) && !c->in_barrier) {
+        char name[64];
+        gr_info("%s does not read its replies (%zu bytes queued): pausing its requests",
+                conn_name(c, name, sizeof name), c->out_len - c->out_off);
+    }
     return 0;
 }
 
