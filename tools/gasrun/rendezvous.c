@@ -116,8 +116,8 @@ static void conn_fail(struct rdv_conn *c, const char *fmt, ...)
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     snprintf(msg, sizeof msg, "%s: %s", conn_name(c, name, sizeof name), why);
-    conn_close(c);
     s->ops.fail(s->ops.ctx, msg);
+    conn_close(c);
 }
 
 static void conn_update_interest(struct rdv_conn *c)
