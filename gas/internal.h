@@ -67,8 +67,10 @@ static inline struct gas_gs_piece gas_gs_piece_at(const gas_layout_t *l, uint64_
     return pc;
 }
 
-/* Wait until comp->pending is 0 and return its status. */
+/* Wait until comp->pending is 0 and return its status (a failure is raised for call). */
 gas_status_t gas_gs_comp_wait(gas_tl_comp_t *comp, const char *call);
+/* The status of a completed comp, raising a failure the transport stored. */
+gas_status_t gas_gs_comp_status(gas_tl_comp_t *comp, const char *call);
 
 /*
  * Dissemination barrier over all ranks that also finds the min and max of

@@ -19,12 +19,21 @@ static int comp_done(void *arg)
     return atomic_load_explicit(&((gas_tl_comp_t *)arg)->pending, memory_order_acquire) == 0;
 }
 
+gas_status_t gas_gs_comp_status(gas_tl_comp_t *comp, const char *call)
+{
+    gas_status_t st = (gas_status_t)atomic_load(&comp->status);
+    if (st == GAS_OK)
+        return GAS_OK;
+    return gas_rt_error(st, call, "the operation failed on its path to rank %d: %s",
+                        atomic_load(&comp->err_rank), gas_strerror(st));
+}
+
 gas_status_t gas_gs_comp_wait(gas_tl_comp_t *comp, const char *call)
 {
     gas_status_t st = gas_rt_wait(comp_done, comp, call, "completion of the operation");
     if (st != GAS_OK)
         return st;
-    return (gas_status_t)atomic_load(&comp->status);
+    return gas_gs_comp_status(comp, call);
 }
 
 /* Validate and issue every piece; pieces that return INPROGRESS are counted in comp. */
@@ -113,7 +122,7 @@ static gas_status_t start_nb(const char *call, enum xfer_kind kind, gas_ptr_t gp
         return st;
     }
     if (atomic_load_explicit(&op->comp.pending, memory_order_acquire) == 0) {
-        st = (gas_status_t)atomic_load(&op->comp.status);
+        st = gas_gs_comp_status(&op->comp, call);
         free(op);
         *handle_p = GAS_HANDLE_NULL;
         return st;
@@ -162,7 +171,7 @@ GAS_EXPORT gas_status_t gas_test(gas_handle_t handle, int *done_p)
         *done_p = 0;
         return GAS_OK;
     }
-    st = (gas_status_t)atomic_load(&handle->comp.status);
+    st = gas_gs_comp_status(&handle->comp, "gas_test");
     free(handle);
     *done_p = 1;
     return st;

@@ -457,6 +457,39 @@ GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, 
 /* All ranks: implies gas_quiet(), returns when every rank has entered it. */
 GAS_EXPORT gas_status_t gas_barrier(void);
 
+/* ------------------------------------------------------------------------ */
+/* Statistics                                                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Counters of the path to one peer since gas_init.  For rank == gas_rank()
+ * they are this rank's totals over all peers (for udp: every datagram its
+ * socket sent or received, bad ones from unknown senders included) and
+ * `endpoint` is this rank's own udp address.  Paths without datagrams (shm)
+ * report zeros.  Asking about a peer makes its route if none exists yet.
+ * Setting GAS_STATS=y makes every rank print these, one line per peer, at
+ * gas_finalize.
+ */
+typedef struct gas_peer_stats {
+    char transport[8];         /* the path: "shm", "udp" */
+    char endpoint[48];         /* udp: "a.b.c.d:port" of the peer (own rank: its own) */
+    uint64_t datagrams_sent;   /* every datagram, standalone acks included */
+    uint64_t datagrams_received;
+    uint64_t bytes_sent;       /* udp payload bytes of those datagrams */
+    uint64_t bytes_received;
+    uint64_t retransmits;      /* datagrams sent again after a loss or timeout */
+    uint64_t duplicates;       /* datagrams that arrived again and were dropped */
+    uint64_t acks_sent;        /* standalone acknowledgements */
+    uint64_t acks_received;
+    uint64_t bad_datagrams;    /* dropped: malformed, wrong key/version/rank, bad checksum */
+    uint64_t rejected;         /* requests refused (out of the segment); an error went back */
+    uint64_t srtt_ns;          /* smoothed round-trip time, 0 before the first sample */
+    uint64_t rto_ns;           /* retransmission timeout in force */
+} gas_peer_stats_t;
+
+/* Fill *stats_p for rank (GAS_ERR_RANK when out of range). */
+GAS_EXPORT gas_status_t gas_peer_stats(int rank, gas_peer_stats_t *stats_p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -92,6 +92,24 @@ static int parse_scaled(const char *text, int is_time, uint64_t *num_p, const ch
     return 0;
 }
 
+/* A fraction in [0, 1], written 0.05 or 5%; stored in parts per million. */
+static int parse_ratio(const char *text, uint64_t *num_p, const char **why_p)
+{
+    errno = 0;
+    char *end;
+    double v = strtod(text, &end);
+    if (end != text && *end == '%' && end[1] == '\0') {
+        v /= 100;
+        end++;
+    }
+    if (end == text || *end != '\0' || errno != 0 || !(v >= 0 && v <= 1)) {
+        *why_p = "not a fraction between 0 and 1 (use e.g. 0.05 or 5%)";
+        return -1;
+    }
+    *num_p = (uint64_t)(v * 1e6 + 0.5);
+    return 0;
+}
+
 int gas_rt_config_parse(enum gas_rt_config_type type, const char *choices, const char *text,
                         uint64_t *num_p, const char **why_p)
 {
@@ -133,6 +151,8 @@ int gas_rt_config_parse(enum gas_rt_config_type type, const char *choices, const
     case GAS_CFG_T_STRING:
         *num_p = 0;
         return 0;
+    case GAS_CFG_T_RATIO:
+        return parse_ratio(text, num_p, why_p);
     }
     *why_p = "unknown type";
     return -1;
@@ -319,6 +339,11 @@ uint64_t gas_rt_config_ns(enum gas_rt_config_id id)
 int gas_rt_config_enum(enum gas_rt_config_id id)
 {
     return (int)values[id].num;
+}
+
+uint64_t gas_rt_config_ppm(enum gas_rt_config_id id)
+{
+    return values[id].num;
 }
 
 const char *gas_rt_config_str(enum gas_rt_config_id id)

@@ -13,7 +13,7 @@
 
 enum gas_rt_config_type {
     GAS_CFG_T_SIZE, GAS_CFG_T_UINT, GAS_CFG_T_BOOL, GAS_CFG_T_TIME, GAS_CFG_T_ENUM,
-    GAS_CFG_T_STRING
+    GAS_CFG_T_STRING, GAS_CFG_T_RATIO
 };
 
 enum gas_rt_config_id {
@@ -47,6 +47,7 @@ int gas_rt_config_parse(enum gas_rt_config_type type, const char *choices, const
 /* Typed readers (the table must be loaded). */
 uint64_t gas_rt_config_size(enum gas_rt_config_id id);   /* SIZE, UINT, BOOL */
 uint64_t gas_rt_config_ns(enum gas_rt_config_id id);     /* TIME, in ns */
+uint64_t gas_rt_config_ppm(enum gas_rt_config_id id);    /* RATIO, in parts per million */
 int gas_rt_config_enum(enum gas_rt_config_id id);        /* index into choices */
 const char *gas_rt_config_str(enum gas_rt_config_id id); /* the text as set */
 const char *gas_rt_config_source(enum gas_rt_config_id id); /* "default", "env", "file:..." */

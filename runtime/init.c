@@ -56,12 +56,14 @@ GAS_EXPORT gas_status_t gas_init(void)
     if ((st = gas_al_segment_create(boot->rank, gas_rt_config_size(GAS_CFG_SEGMENT_SIZE), &seg)) != GAS_OK)
         goto err_boot;
     gas_tl_env_t env = {
-        .rank = boot->rank, .nranks = boot->nranks, .node_id = gas_rt_node_id(),
+        .rank = boot->rank, .nranks = boot->nranks, .local_rank = boot->local_rank,
+        .job_key = boot->job_key, .node_id = gas_rt_node_id(),
         .seg_base = seg.base, .seg_size = seg.size, .seg_fd = seg.fd,
     };
     int forced = 0;
     switch (gas_rt_config_enum(GAS_CFG_TRANSPORT)) {
     case 1: forced = GAS_TL_SHM; break;
+    case 2: forced = GAS_TL_UDP; break;
     default: break;
     }
     if ((st = gas_tl_init(boot, &env, forced)) != GAS_OK)
@@ -100,6 +102,8 @@ GAS_EXPORT gas_status_t gas_finalize(void)
     if (st != GAS_OK)
         return st;
     st = gas_barrier();
+    if (gas_rt_config_size(GAS_CFG_STATS))
+        gas_tl_stats_print();
     struct gas_al_segment seg = gas_gs.seg;
     gas_tl_fini();
     gas_rt_progress_reset();

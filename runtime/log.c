@@ -1,5 +1,6 @@
 /* log.c - formatting and output of log lines (see log.h). */
 #include "log.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -39,4 +40,18 @@ void gas_rt_log_emit(int level, const char *subsys, const char *file, int line,
     ssize_t w = write(STDERR_FILENO, buf, len);
     (void)w;
     errno = saved;
+}
+
+int gas_rt_ratelimit_pass(struct gas_rt_ratelimit *rl, uint64_t interval_ns, uint64_t *held_p)
+{
+    uint64_t now = gas_rt_now_ns();
+    uint64_t next = __atomic_load_n(&rl->next_ns, __ATOMIC_RELAXED);
+    if (now < next ||
+        !__atomic_compare_exchange_n(&rl->next_ns, &next, now + interval_ns, 0, __ATOMIC_RELAXED,
+                                     __ATOMIC_RELAXED)) {
+        __atomic_fetch_add(&rl->held, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    *held_p = __atomic_exchange_n(&rl->held, 0, __ATOMIC_RELAXED);
+    return 1;
 }

@@ -7,6 +7,8 @@
 #ifndef GAS_RT_LOG_H
 #define GAS_RT_LOG_H
 
+#include <stdint.h>
+
 enum gas_rt_log_level {
     GAS_LOG_FATAL, GAS_LOG_ERROR, GAS_LOG_WARN, GAS_LOG_INFO, GAS_LOG_DEBUG, GAS_LOG_TRACE
 };
@@ -34,6 +36,28 @@ void gas_rt_log_emit(int level, const char *subsys, const char *file, int line,
         static int gas_once_;                                                    \
         if (!__atomic_exchange_n(&gas_once_, 1, __ATOMIC_RELAXED))               \
             gas_log(GAS_LOG_WARN, subsys, __VA_ARGS__);                          \
+    } while (0)
+
+/*
+ * Log at most once per interval_ns per call site (for events a peer or a
+ * stranger can cause at any rate); each line says how many were held back.
+ */
+struct gas_rt_ratelimit {
+    uint64_t next_ns;
+    uint64_t held;
+};
+/* 1 when a line may go out now (*held_p: lines held back since the last one). */
+int gas_rt_ratelimit_pass(struct gas_rt_ratelimit *rl, uint64_t interval_ns, uint64_t *held_p);
+
+#define gas_log_warn_ratelimited(subsys, interval_ns, fmt, ...)                              \
+    do {                                                                                 \
+        static struct gas_rt_ratelimit gas_rl_;                                          \
+        uint64_t gas_held_;                                                              \
+        if (GAS_LOG_WARN <= gas_rt_log_level_ &&                                         \
+            gas_rt_ratelimit_pass(&gas_rl_, (interval_ns), &gas_held_))                  \
+            gas_rt_log_emit(GAS_LOG_WARN, (subsys), __FILE__, __LINE__,                  \
+                            fmt " (%llu similar held back)", __VA_ARGS__,                \
+                            (unsigned long long)gas_held_);                              \
     } while (0)
 
 #endif

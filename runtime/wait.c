@@ -22,6 +22,8 @@ static gas_rt_doorbell_t *own_bell = &fallback_bell;
 static uint64_t spin_budget_ns = 20000;
 static uint64_t wait_timeout_ns;
 static uint64_t stall_warn_after_ns = 60000000000ull;
+static void doorbell_sleep(gas_rt_cond_fn cond, void *arg, uint64_t slice_ns);
+static _Atomic(gas_rt_sleep_fn) sleeper = doorbell_sleep;
 
 int gas_rt_progress_register(gas_rt_progress_fn fn)
 {
@@ -51,6 +53,11 @@ void gas_rt_wait_setup(gas_rt_doorbell_t *own, uint64_t spin_ns, uint64_t timeou
     spin_budget_ns = spin_ns;
     wait_timeout_ns = timeout_ns;
     stall_warn_after_ns = stall_warn_ns;
+}
+
+void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn)
+{
+    atomic_store(&sleeper, fn ? fn : doorbell_sleep);
 }
 
 void gas_rt_doorbell_wake(gas_rt_doorbell_t *db)
@@ -110,7 +117,7 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const char *call, const
         uint64_t slice = SLEEP_SLICE_NS;
         if (wait_timeout_ns && wait_timeout_ns - waited < slice)
             slice = wait_timeout_ns - waited;
-        doorbell_sleep(cond, arg, slice);
+        atomic_load_explicit(&sleeper, memory_order_relaxed)(cond, arg, slice);
         gas_rt_progress();
         if (cond(arg))
             return GAS_OK;

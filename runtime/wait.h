@@ -41,6 +41,17 @@ typedef int (*gas_rt_cond_fn)(void *arg);
  */
 gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const char *call, const char *what);
 
+/*
+ * How a wait sleeps once its spin budget is spent: for at most max_ns, and
+ * returning early when cond(arg) may have changed.  The default sleeps on
+ * this rank's doorbell (futex).  A transport whose traffic is served only by
+ * the rank's own calls (udp with GAS_PROGRESS=poll) installs a sleeper that
+ * blocks in its socket instead, so the wait wakes when a datagram arrives.
+ * NULL restores the doorbell.
+ */
+typedef void (*gas_rt_sleep_fn)(gas_rt_cond_fn cond, void *arg, uint64_t max_ns);
+void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn);
+
 /* Configure waits: this rank's doorbell and the spin budget in ns. */
 void gas_rt_wait_setup(gas_rt_doorbell_t *own, uint64_t spin_ns, uint64_t timeout_ns,
                        uint64_t stall_warn_ns);

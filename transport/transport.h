@@ -15,9 +15,11 @@
  *    is in place.
  *  - It returns GAS_INPROGRESS when completion comes later.  If comp is not
  *    NULL the transport then decrements comp->pending exactly once when it
- *    completes (storing a failure in comp->status first); the caller must
- *    keep comp alive and drive gas_rt_progress() until pending drops.
- *    Whether or not comp is given, gas_tl_quiet_all() completes it.
+ *    completes (storing a failure first with gas_tl_comp_fail(), which also
+ *    names the peer); the caller must keep comp alive and drive
+ *    gas_rt_progress() until pending drops, then raise any failure on its
+ *    own thread.  Whether or not comp is given, gas_tl_quiet_all() completes
+ *    it; failures of operations without comp are raised by quiet.
  *  - Any put-like slot may return before completion only after it no longer
  *    needs the source buffer.
  *  - A negative status means nothing was done at the target.
@@ -38,7 +40,16 @@ enum gas_tl_id { GAS_TL_SHM = 1, GAS_TL_UDP = 2, GAS_TL_RDMA = 3 };
 typedef struct gas_tl_comp {
     atomic_int pending;
     atomic_int status;   /* first failure, else GAS_OK */
+    atomic_int err_rank; /* the peer of that failure */
 } gas_tl_comp_t;
+
+/* Record a failure (the first one wins) of an operation on rank's path. */
+static inline void gas_tl_comp_fail(gas_tl_comp_t *c, gas_status_t st, int rank)
+{
+    int ok = GAS_OK;
+    atomic_store_explicit(&c->err_rank, rank, memory_order_relaxed);
+    atomic_compare_exchange_strong(&c->status, &ok, (int)st);
+}
 
 typedef struct gas_tl_amo {
     gas_amo_op_t op;
@@ -61,6 +72,8 @@ typedef struct gas_tl_peer {
 /* What a transport is told at init. */
 typedef struct gas_tl_env {
     int rank, nranks;
+    int local_rank;      /* among the ranks on this node */
+    uint64_t job_key;    /* the job's secret (from the bootstrap; 0 for a lone process) */
     uint64_t node_id;
     char *seg_base;      /* this rank's segment */
     uint64_t seg_size;
@@ -101,6 +114,11 @@ struct gas_tl_ops {
     gas_status_t (*quiet)(void);
     /* Drive outstanding work; returns how many events were handled. */
     int (*progress)(void);
+    /*
+     * Fill the counters of the path to peer (see gas_peer_stats in gas.h);
+     * with peer NULL, add this transport's totals for the whole rank.
+     */
+    gas_status_t (*stats)(gas_tl_peer_t *peer, gas_peer_stats_t *out);
     void (*disconnect)(gas_tl_peer_t *peer);
     void (*fini)(void);
 };
@@ -151,6 +169,18 @@ static inline gas_status_t gas_tl_put_signal(gas_tl_peer_t *p, uint64_t off, con
 gas_status_t gas_tl_fence_all(void);
 gas_status_t gas_tl_quiet_all(void);
 
+/*
+ * The address blob that rank published for transport id (copied into buf of
+ * cap bytes).  For transports that must answer a peer before any route to
+ * it was made (udp replies to a rank that contacted it first).
+ */
+gas_status_t gas_tl_peer_addr(int rank, enum gas_tl_id id, void *buf, size_t cap, size_t *len_p);
+
+/* Counters of the route to rank; this rank's totals when rank is this rank. */
+gas_status_t gas_tl_stats(int rank, gas_peer_stats_t *out);
+/* One line per peer with a route (and one of totals) to stderr, for GAS_STATS. */
+void gas_tl_stats_print(void);
+
 /* Names of the transports compiled in, for gas-info ("shm" ...). */
 const char *gas_tl_compiled_name(int i);
 
@@ -160,5 +190,6 @@ gas_status_t gas_tl_no_put_signal(gas_tl_peer_t *peer, uint64_t off, const void 
                                   gas_tl_comp_t *comp);
 gas_status_t gas_tl_no_fence(void);
 int gas_tl_no_progress(void);
+gas_status_t gas_tl_no_stats(gas_tl_peer_t *peer, gas_peer_stats_t *out);
 
 #endif

@@ -59,6 +59,14 @@ int main(void)
     UCHECK(parse_ok(GAS_CFG_T_ENUM, "abort|return", "return") == 1, "enum");
     parse_bad(GAS_CFG_T_ENUM, "abort|return", "ignore");
     UCHECK(parse_ok(GAS_CFG_T_UINT, NULL, "42") == 42, "uint");
+    UCHECK(parse_ok(GAS_CFG_T_RATIO, NULL, "0.05") == 50000, "ratio");
+    UCHECK(parse_ok(GAS_CFG_T_RATIO, NULL, "5%") == 50000, "ratio %%");
+    UCHECK(parse_ok(GAS_CFG_T_RATIO, NULL, "1") == 1000000, "ratio 1");
+    UCHECK(parse_ok(GAS_CFG_T_RATIO, NULL, "0") == 0, "ratio 0");
+    parse_bad(GAS_CFG_T_RATIO, NULL, "1.5");
+    parse_bad(GAS_CFG_T_RATIO, NULL, "-1%");
+    parse_bad(GAS_CFG_T_RATIO, NULL, "5%%");
+    parse_bad(GAS_CFG_T_RATIO, NULL, "");
     parse_bad(GAS_CFG_T_UINT, NULL, "-4");
 
     const char *near = gas_rt_config_nearest("GAS_SEGMNT_SIZE");

@@ -5,6 +5,7 @@
  * futex wake when the target is asleep in a wait.
  */
 #include "transport/transport.h"
+#include "transport/local.h"
 #include "alloc/segment.h"
 #include "runtime/boot_wire.h"
 #include "runtime/error.h"
@@ -98,47 +99,11 @@ static gas_status_t shm_get(gas_tl_peer_t *peer, void *dst, uint64_t off, size_t
     return GAS_OK;
 }
 
-/* Apply one atomic of type T at addr; returns the old value. */
-#define SHM_AMO_APPLY(T, addr, a, old)                                                    \
-    do {                                                                                  \
-        T *x_ = (T *)(void *)(addr);                                                      \
-        T v_ = (T)(a)->operand;                                                           \
-        switch ((a)->op) {                                                                \
-        case GAS_AMO_FETCH: old = __atomic_load_n(x_, __ATOMIC_SEQ_CST); break;            \
-        case GAS_AMO_SET: __atomic_store_n(x_, v_, __ATOMIC_SEQ_CST); old = 0; break;      \
-        case GAS_AMO_SWAP: old = __atomic_exchange_n(x_, v_, __ATOMIC_SEQ_CST); break;     \
-        case GAS_AMO_CSWAP: {                                                             \
-            T c_ = (T)(a)->compare;                                                       \
-            __atomic_compare_exchange_n(x_, &c_, v_, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
-            old = c_;                                                                     \
-            break;                                                                        \
-        }                                                                                 \
-        case GAS_AMO_ADD:                                                                 \
-        case GAS_AMO_FETCH_ADD: old = __atomic_fetch_add(x_, v_, __ATOMIC_SEQ_CST); break; \
-        case GAS_AMO_AND:                                                                 \
-        case GAS_AMO_FETCH_AND: old = __atomic_fetch_and(x_, v_, __ATOMIC_SEQ_CST); break; \
-        case GAS_AMO_OR:                                                                  \
-        case GAS_AMO_FETCH_OR: old = __atomic_fetch_or(x_, v_, __ATOMIC_SEQ_CST); break;   \
-        case GAS_AMO_XOR:                                                                 \
-        case GAS_AMO_FETCH_XOR: old = __atomic_fetch_xor(x_, v_, __ATOMIC_SEQ_CST); break; \
-        default: old = 0; break;                                                          \
-        }                                                                                 \
-    } while (0)
-
 static gas_status_t shm_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_comp_t *comp)
 {
     struct shm_peer *p = (struct shm_peer *)peer;
-    char *addr = peer->direct_base + a->offset;
-    uint64_t old;
-    if (a->width == 4) {
-        uint32_t o;
-        SHM_AMO_APPLY(uint32_t, addr, a, o);
-        old = o;
-    } else {
-        uint64_t o;
-        SHM_AMO_APPLY(uint64_t, addr, a, o);
-        old = o;
-    }
+    uint64_t old = gas_tl_amo_apply(peer->direct_base + a->offset, a->op, a->width, a->operand,
+                                    a->compare);
     if (a->result && gas_amo_fetches(a->op))
         *a->result = old;
     if (a->op != GAS_AMO_FETCH)
@@ -152,13 +117,7 @@ static gas_status_t shm_put_signal(gas_tl_peer_t *peer, uint64_t off, const void
 {
     struct shm_peer *p = (struct shm_peer *)peer;
     memcpy(peer->direct_base + off, src, n);
-    /* A full fence also orders the non-temporal stores a large memcpy may use. */
-    atomic_thread_fence(memory_order_seq_cst);
-    uint64_t *sig = (uint64_t *)(void *)(peer->direct_base + sig_off);
-    if (op == GAS_SIGNAL_ADD)
-        __atomic_fetch_add(sig, value, __ATOMIC_SEQ_CST);
-    else
-        __atomic_store_n(sig, value, __ATOMIC_SEQ_CST);
+    gas_tl_signal_apply(peer->direct_base + sig_off, value, op);
     gas_rt_doorbell_ring(&p->hdr->doorbell);
     return GAS_OK;
 }
@@ -195,6 +154,7 @@ const struct gas_tl_ops gas_shm_ops = {
     .fence = shm_fence,
     .quiet = shm_fence,
     .progress = gas_tl_no_progress,
+    .stats = gas_tl_no_stats,
     .disconnect = shm_disconnect,
     .fini = shm_fini,
 };
