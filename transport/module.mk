@@ -1,2 +1,2 @@
 # transport/: the ops table, the registry and one folder per transport.
-LIB_SRCS += $(wildcard transport/*.c) $(wildcard transport/shm/*.c)
+LIB_SRCS += $(wildcard transport/*.c) $(wildcard transport/shm/*.c) $(wildcard transport/udp/*.c)

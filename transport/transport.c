@@ -14,10 +14,12 @@
 #include <string.h>
 
 extern const struct gas_tl_ops gas_shm_ops;
+extern const struct gas_tl_ops gas_udp_ops;
 
 /* Registration order is preference order. */
 static const struct gas_tl_ops *const registry[] = {
     &gas_shm_ops,
+    &gas_udp_ops,
 };
 #define NREG (sizeof registry / sizeof registry[0])
 
@@ -47,6 +49,13 @@ gas_status_t gas_tl_no_fence(void)
 int gas_tl_no_progress(void)
 {
     return 0;
+}
+
+gas_status_t gas_tl_no_stats(gas_tl_peer_t *peer, gas_peer_stats_t *out)
+{
+    if (peer)
+        snprintf(out->transport, sizeof out->transport, "%s", peer->ops->name);
+    return GAS_OK;
 }
 
 gas_status_t gas_tl_init(const struct gas_rt_boot *b, const gas_tl_env_t *env, int forced)
@@ -169,7 +178,7 @@ gas_status_t gas_tl_peer_slow(int rank, gas_tl_peer_t **peer_p)
                                 "rank %d runs a libgas with address format %d (this one: %d); rebuild both alike",
                                 rank, bad_version, GAS_TL_ADDR_VERSION);
         return gas_rt_error(GAS_ERR_PEER, "connect",
-                            "no transport reaches rank %d (it is on another node and this build has only shm%s)",
+                            "no transport reaches rank %d (it published no address this rank can use%s)",
                             rank, forced_id ? "; GAS_TRANSPORT restricts the choice" : "");
     }
     *peer_p = p;
@@ -198,4 +207,68 @@ gas_status_t gas_tl_quiet_all(void)
         }
     }
     return GAS_OK;
+}
+
+gas_status_t gas_tl_peer_addr(int rank, enum gas_tl_id id, void *buf, size_t cap, size_t *len_p)
+{
+    void *rec = NULL;
+    size_t len = 0, elen = 0;
+    int bad_version = 0;
+    if (rank < 0 || rank >= job_size || boot->kv_get(rank, "tl", &rec, &len) != GAS_OK)
+        return GAS_ERR_PEER;
+    const unsigned char *e = find_entry(rec, len, (int)id, &elen, &bad_version);
+    gas_status_t st = GAS_ERR_PEER;
+    if (e && elen <= cap) {
+        memcpy(buf, e, elen);
+        *len_p = elen;
+        st = GAS_OK;
+    }
+    free(rec);
+    return st;
+}
+
+gas_status_t gas_tl_stats(int rank, gas_peer_stats_t *out)
+{
+    memset(out, 0, sizeof *out);
+    gas_tl_peer_t *p;
+    gas_status_t st = gas_tl_peer(rank, &p);
+    if (st != GAS_OK)
+        return st;
+    if (rank != my_rank)
+        return p->ops->stats(p, out);
+    snprintf(out->transport, sizeof out->transport, "%s", p->ops->name);
+    for (size_t i = 0; i < NREG && st == GAS_OK; i++)
+        if (active[i])
+            st = registry[i]->stats(NULL, out);
+    return st;
+}
+
+static void print_stats_line(const char *who, const gas_peer_stats_t *s)
+{
+    fprintf(stderr,
+            "[gas r%d] stats: %s %s%s%s: sent %llu datagrams %llu B, received %llu datagrams %llu B, "
+            "retransmits %llu, duplicates %llu, acks sent %llu received %llu, bad %llu, "
+            "rejected %llu, srtt %.1f us, rto %.1f us\n",
+            my_rank, who, s->transport, s->endpoint[0] ? " " : "", s->endpoint,
+            (unsigned long long)s->datagrams_sent, (unsigned long long)s->bytes_sent,
+            (unsigned long long)s->datagrams_received, (unsigned long long)s->bytes_received,
+            (unsigned long long)s->retransmits, (unsigned long long)s->duplicates,
+            (unsigned long long)s->acks_sent, (unsigned long long)s->acks_received,
+            (unsigned long long)s->bad_datagrams, (unsigned long long)s->rejected,
+            (double)s->srtt_ns / 1e3, (double)s->rto_ns / 1e3);
+}
+
+void gas_tl_stats_print(void)
+{
+    gas_peer_stats_t s;
+    char who[32];
+    for (int r = 0; r < job_size; r++) {
+        if (r == my_rank || atomic_load(&gas_tl_peers_[r]) == NULL || gas_tl_stats(r, &s) != GAS_OK)
+            continue;
+        snprintf(who, sizeof who, "peer %d", r);
+        print_stats_line(who, &s);
+    }
+    if (gas_tl_stats(my_rank, &s) == GAS_OK)
+        print_stats_line("total", &s);
+    fflush(stderr);
 }

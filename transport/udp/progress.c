@@ -1,0 +1,198 @@
+/*
+ * progress.c - who serves the udp traffic when the application does not.
+ *
+ * GAS_PROGRESS=thread: one progress thread per rank receives, applies and
+ * answers, and runs the timers.  Idle, it sleeps in epoll_wait; when a
+ * timer is due within 100 us it polls the clock instead (waking a sleeping
+ * thread costs more than that on a small VM).  After a second without
+ * traffic it sleeps with no timeout, and a thread that sends after that
+ * kicks it through an eventfd.  Application threads that wait in the
+ * library also receive (when no one else is), which cuts a wake-up from a
+ * round trip.
+ *
+ * GAS_PROGRESS=poll: no thread.  Only library calls make progress (the hook
+ * that every wait drives), and waits sleep in the socket rather than on the
+ * futex (gas_rt_wait_set_sleeper), so a datagram wakes them.
+ */
+#include "transport/udp/udp.h"
+#include "runtime/clock.h"
+#include "runtime/log.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SPIN_NS 100000ull          /* a deadline this close is polled, not slept for */
+#define TICK_NS 20000000ull        /* recently active: wake at least this often */
+#define LINGER_NS 1000000000ull    /* idle this long: sleep until kicked */
+#define IDLE_POLL_NS 50000ull      /* poll mode, no udp peer yet: look this often */
+#define POLL_SLICE_NS 1000000ull   /* poll mode: longest sleep in the socket */
+
+void gas_udp_kick(void)
+{
+    uint64_t one = 1;
+    ssize_t w = write(gas_udp_g.evfd, &one, sizeof one);
+    (void)w;
+}
+
+int gas_udp_timers_run(uint64_t now)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    if (now < atomic_load(&g->next_timer_ns) || pthread_mutex_trylock(&g->timer_lock) != 0)
+        return 0;
+    atomic_store(&g->next_timer_ns, GAS_UDP_NEVER);
+    uint64_t next = gas_udp_sock_flush_delayed(now);
+    int blocked = atomic_exchange(&g->total_blocked, 0);
+    uint32_t n = atomic_load_explicit(&g->nactive, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++) {
+        struct gas_udp_chan *ch = g->active[i];
+        pthread_mutex_lock(&ch->lock);
+        uint64_t t = gas_udp_chan_timers(ch, now);
+        if (blocked)
+            gas_udp_chan_push(ch, now, 1);
+        pthread_mutex_unlock(&ch->lock);
+        next = t < next ? t : next;
+    }
+    pthread_mutex_unlock(&g->timer_lock);
+    uint64_t cur = atomic_load(&g->next_timer_ns);
+    while (next < cur && !atomic_compare_exchange_weak(&g->next_timer_ns, &cur, next))
+        ;
+    return 1;
+}
+
+int gas_udp_progress(void)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    uint64_t now = 0;
+    if (atomic_load_explicit(&g->nactive, memory_order_relaxed) == 0) {
+        /* No udp peer yet (all on shm, say): the progress thread listens, or,
+         * in poll mode, look now and then so first contact is served. */
+        if (!g->cfg.poll_mode)
+            return 0;
+        now = gas_rt_now_ns();
+        if (now - g->last_idle_poll_ns < IDLE_POLL_NS)
+            return 0;
+        g->last_idle_poll_ns = now;
+    }
+    int n = 0;
+    if (atomic_load_explicit(&g->corked, memory_order_relaxed) && atomic_exchange(&g->corked, 0)) {
+        /* Someone waits: send what was corked. */
+        uint32_t na = atomic_load_explicit(&g->nactive, memory_order_acquire);
+        uint64_t t = gas_rt_now_ns();
+        for (uint32_t i = 0; i < na; i++) {
+            struct gas_udp_chan *ch = g->active[i];
+            pthread_mutex_lock(&ch->lock);
+            if (ch->open && ch->open_len > GAS_UDP_HDR_LEN)
+                gas_udp_chan_push(ch, t, 1);
+            pthread_mutex_unlock(&ch->lock);
+        }
+    }
+    if (pthread_mutex_trylock(&g->rx_lock) == 0) {
+        n = gas_udp_rx_batch(0);
+        pthread_mutex_unlock(&g->rx_lock);
+    }
+    return n + gas_udp_timers_run(gas_rt_now_ns());
+}
+
+static void wait_events(uint64_t now, uint64_t wake)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    struct epoll_event ev[2];
+    struct timespec ts, *tsp = NULL;
+    if (wake != GAS_UDP_NEVER) {
+        uint64_t d = wake > now ? wake - now : 0;
+        ts = (struct timespec){.tv_sec = (time_t)(d / 1000000000u), .tv_nsec = (long)(d % 1000000000u)};
+        tsp = &ts;
+    }
+    int n = epoll_pwait2(g->epfd, ev, 2, tsp, NULL);
+    for (int i = 0; i < n; i++) {
+        if (ev[i].data.fd == g->evfd) {
+            uint64_t v;
+            ssize_t r = read(g->evfd, &v, sizeof v);
+            (void)r;
+        }
+    }
+}
+
+static void *progress_main(void *arg)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the application's */
+    uint64_t busy = gas_rt_now_ns();
+    while (!atomic_load(&g->stop)) {
+        pthread_mutex_lock(&g->rx_lock);
+        int n = gas_udp_rx_batch(1);
+        pthread_mutex_unlock(&g->rx_lock);
+        uint64_t now = gas_rt_now_ns();
+        n += gas_udp_timers_run(now);
+        if (n) {
+            busy = now;
+            continue;
+        }
+        uint64_t next = atomic_load(&g->next_timer_ns);
+        if (next != GAS_UDP_NEVER && next <= now + SPIN_NS) {
+            gas_rt_cpu_relax();
+            continue;
+        }
+        uint64_t act = atomic_load_explicit(&g->last_activity_ns, memory_order_relaxed);
+        if (act > busy)
+            busy = act;
+        uint64_t wake = next != GAS_UDP_NEVER ? next
+                        : now - busy < LINGER_NS ? now + TICK_NS
+                                                 : GAS_UDP_NEVER;
+        atomic_store(&g->pt_wake_ns, wake);
+        /* Sleeping for good: recheck, a sender may have set a timer meanwhile. */
+        if (wake == GAS_UDP_NEVER && atomic_load(&g->next_timer_ns) != GAS_UDP_NEVER) {
+            atomic_store(&g->pt_wake_ns, 0);
+            continue;
+        }
+        wait_events(now, wake);
+        atomic_store(&g->pt_wake_ns, 0);
+    }
+    return arg;
+}
+
+gas_status_t gas_udp_progress_start(void)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    int err = pthread_create(&g->pt, NULL, progress_main, NULL);
+    if (err != 0) {
+        gas_log_error("udp", "cannot start the progress thread: %s", strerror(err));
+        return GAS_ERR_IO;
+    }
+    g->pt_started = 1;
+    return GAS_OK;
+}
+
+void gas_udp_progress_stop(void)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    if (!g->pt_started)
+        return;
+    atomic_store(&g->stop, 1);
+    gas_udp_kick();
+    pthread_join(g->pt, NULL);
+    g->pt_started = 0;
+}
+
+/* Poll mode: a wait sleeps in the socket, at most until the next timer. */
+void gas_udp_poll_sleep(gas_rt_cond_fn cond, void *arg, uint64_t max_ns)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    if (cond(arg))
+        return;
+    uint64_t now = gas_rt_now_ns();
+    uint64_t until = now + (max_ns < POLL_SLICE_NS ? max_ns : POLL_SLICE_NS);
+    uint64_t next = atomic_load(&g->next_timer_ns);
+    if (next < until)
+        until = next;
+    if (until <= now)
+        return;
+    wait_events(now, until);
+}

@@ -1,0 +1,388 @@
+/*
+ * rx.c - the receive side: a batch of datagrams (recvmmsg) is checked, each
+ * good one goes to its peer's channel: its acknowledgement first, then its
+ * records, which are applied strictly in sequence order (early datagrams are
+ * held; duplicates are dropped, so every put and atomic is applied exactly
+ * once).  As target, this rank checks every offset and length against its
+ * segment before touching it and answers gets, fetching atomics, tracked
+ * operations and refusals; as initiator it completes operations from the
+ * answers.  After the batch, each channel that received something answers
+ * (its replies carry the acknowledgement), or acknowledges alone.
+ */
+#include "transport/udp/bounds.h"
+#include "transport/udp/udp.h"
+#include "alloc/segment.h"
+#include "runtime/clock.h"
+#include "runtime/log.h"
+#include "runtime/wait.h"
+#include "transport/local.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define LOG_EVERY_NS 1000000000ull /* bad-datagram warnings: at most one a second per kind */
+
+static void count_bad(struct gas_udp_chan *ch, const struct sockaddr_in *from, const char *why)
+{
+    GAS_UDP_COUNT(bad, 1);
+    if (ch) {
+        pthread_mutex_lock(&ch->lock);
+        ch->c.bad++;
+        pthread_mutex_unlock(&ch->lock);
+    }
+    char as[48];
+    gas_udp_addr_str(from, as, sizeof as);
+    gas_log_warn_ratelimited("udp", LOG_EVERY_NS, "dropped a datagram from %s: %s", as, why);
+}
+
+/* ---- as target ---- */
+
+/* Append an answer without data (DONE, AMO_REPLY, ERR). */
+static void reply(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
+{
+    if (gas_udp_chan_room(ch, gas_udp_rec_fixed(r->type, r->flags), 0) == GAS_UDP_NOROOM)
+        return; /* no memory for a datagram: the peer's operation times out */
+    gas_udp_chan_append(ch, r);
+}
+
+static void refuse(struct gas_udp_chan *ch, const struct gas_udp_rec *req, gas_status_t st,
+                   uint64_t off, uint64_t len, const char *what)
+{
+    ch->c.rejected++;
+    GAS_UDP_COUNT(rejected, 1);
+    gas_log_warn_ratelimited("udp", LOG_EVERY_NS,
+                             "refused a %s from rank %d: offset %llu, %llu bytes (%s; segment %llu bytes)",
+                             what, ch->rank, (unsigned long long)off, (unsigned long long)len,
+                             gas_strerror(st), (unsigned long long)gas_udp_g.env.seg_size);
+    struct gas_udp_rec e = {.type = GAS_UDP_R_ERR, .flags = req->flags & GAS_UDP_RF_FINAL,
+                            .op = req->op, .off = off, .a = (uint64_t)(int64_t)st, .b = len};
+    reply(ch, &e);
+}
+
+static void target_put(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
+{
+    const gas_tl_env_t *e = &gas_udp_g.env;
+    int sig = r->flags & GAS_UDP_RF_SIGNAL;
+    if (!gas_udp_range_ok(r->off, r->dlen, GAS_AL_HEADER_BYTES, e->seg_size)) {
+        refuse(ch, r, GAS_ERR_BOUNDS, r->off, r->dlen, "put");
+        return;
+    }
+    if (sig && !gas_udp_word_ok(r->a, 8, GAS_AL_HEADER_BYTES, e->seg_size)) {
+        refuse(ch, r, GAS_ERR_BOUNDS, r->a, 8, "signal");
+        return;
+    }
+    memcpy(e->seg_base + r->off, r->data, r->dlen);
+    if (sig)
+        gas_tl_signal_apply(e->seg_base + r->a, r->b,
+                            r->flags & GAS_UDP_RF_SIG_ADD ? GAS_SIGNAL_ADD : GAS_SIGNAL_SET);
+    if ((r->flags & GAS_UDP_RF_FINAL) && r->op) {
+        struct gas_udp_rec d = {.type = GAS_UDP_R_DONE, .op = r->op};
+        reply(ch, &d);
+    }
+}
+
+static void target_get(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
+{
+    const gas_tl_env_t *e = &gas_udp_g.env;
+    uint64_t len = r->a;
+    if (len > GAS_UDP_GET_MAX || !gas_udp_range_ok(r->off, len, GAS_AL_HEADER_BYTES, e->seg_size)) {
+        refuse(ch, r, GAS_ERR_BOUNDS, r->off, len, "get");
+        return;
+    }
+    for (uint64_t k = 0; k < len;) {
+        size_t n = gas_udp_chan_room(ch, GAS_UDP_REC_LEN, len - k);
+        if (n == GAS_UDP_NOROOM || n == 0)
+            return;
+        struct gas_udp_rec d = {.type = GAS_UDP_R_GET_REPLY, .dlen = (uint16_t)n, .op = r->op,
+                                .off = r->b + k};
+        memcpy(gas_udp_chan_append(ch, &d), e->seg_base + r->off + k, n);
+        k += n;
+    }
+}
+
+static void target_amo(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
+{
+    const gas_tl_env_t *e = &gas_udp_g.env;
+    if (r->amo_op >= GAS_AMO_OP_COUNT || (r->amo_width != 4 && r->amo_width != 8)) {
+        refuse(ch, r, GAS_ERR_INVALID, r->off, r->amo_width, "malformed atomic");
+        return;
+    }
+    if (!gas_udp_word_ok(r->off, r->amo_width, GAS_AL_HEADER_BYTES, e->seg_size)) {
+        refuse(ch, r, r->off % r->amo_width ? GAS_ERR_ALIGN : GAS_ERR_BOUNDS, r->off,
+               r->amo_width, "atomic");
+        return;
+    }
+    gas_amo_op_t op = (gas_amo_op_t)r->amo_op;
+    uint64_t old = gas_tl_amo_apply(e->seg_base + r->off, op, r->amo_width, r->a, r->b);
+    struct gas_udp_rec d = {.type = GAS_UDP_R_DONE, .op = r->op};
+    if (gas_amo_fetches(op)) {
+        d.type = GAS_UDP_R_AMO_REPLY;
+        d.a = old;
+    }
+    if (r->op)
+        reply(ch, &d);
+}
+
+/* ---- as initiator ---- */
+
+static void stray_answer(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
+{
+    ch->c.bad++;
+    GAS_UDP_COUNT(bad, 1);
+    gas_log_warn_ratelimited("udp", LOG_EVERY_NS,
+                             "rank %d answered operation %u, which this rank is not waiting for",
+                             ch->rank, (unsigned)r->op);
+}
+
+static void got_refusal(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
+{
+    gas_status_t st = (gas_status_t)(int64_t)r->a;
+    if (st >= 0 || !GAS_STATUS_IS_USAGE(st))
+        st = GAS_ERR_BOUNDS;
+    gas_log_warn_ratelimited("udp", LOG_EVERY_NS,
+                             "rank %d refused a request at offset %llu (%llu bytes): %s", ch->rank,
+                             (unsigned long long)r->off, (unsigned long long)r->b,
+                             gas_strerror(st));
+    struct gas_udp_op *op = r->op ? gas_udp_op_find(ch, r->op) : NULL;
+    if (op == NULL) {
+        if (ch->err_status == GAS_OK) {
+            ch->err_status = st;
+            snprintf(ch->err_msg, sizeof ch->err_msg,
+                     "rank %d refused a request at its offset %llu (%llu bytes): %s", ch->rank,
+                     (unsigned long long)r->off, (unsigned long long)r->b, gas_strerror(st));
+        }
+        return;
+    }
+    op->status = st;
+    if (op->kind == OP_GET) {
+        uint64_t n = r->b < op->len - op->done ? r->b : op->len - op->done;
+        op->done += n;
+        ch->get_bytes -= n < ch->get_bytes ? n : ch->get_bytes;
+        if (op->done == op->len)
+            gas_udp_op_finish(ch, op);
+    } else if (op->kind == OP_AMO || (r->flags & GAS_UDP_RF_FINAL)) {
+        gas_udp_op_finish(ch, op);
+    }
+}
+
+static void got_answer(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
+{
+    struct gas_udp_op *op = gas_udp_op_find(ch, r->op);
+    switch (r->type) {
+    case GAS_UDP_R_GET_REPLY:
+        if (op == NULL || op->kind != OP_GET || r->off > op->len || r->dlen > op->len - r->off) {
+            stray_answer(ch, r);
+            return;
+        }
+        if (op->dst) /* NULL: the get was abandoned (its call failed) */
+            memcpy((char *)op->dst + r->off, r->data, r->dlen);
+        op->done += r->dlen;
+        ch->get_bytes -= r->dlen < ch->get_bytes ? r->dlen : ch->get_bytes;
+        if (op->done >= op->len)
+            gas_udp_op_finish(ch, op);
+        return;
+    case GAS_UDP_R_AMO_REPLY:
+        if (op == NULL || op->kind != OP_AMO) {
+            stray_answer(ch, r);
+            return;
+        }
+        if (op->dst)
+            *(uint64_t *)op->dst = r->a;
+        gas_udp_op_finish(ch, op);
+        return;
+    default: /* DONE */
+        if (op == NULL || op->kind == OP_GET) {
+            stray_answer(ch, r);
+            return;
+        }
+        gas_udp_op_finish(ch, op);
+        return;
+    }
+}
+
+int gas_udp_rx_deliver(struct gas_udp_chan *ch, const unsigned char *buf, uint32_t len, uint64_t now)
+{
+    size_t pos = GAS_UDP_HDR_LEN;
+    struct gas_udp_rec r;
+    while (gas_udp_rec_next(buf, len, &pos, &r)) {
+        switch (r.type) {
+        case GAS_UDP_R_PUT: target_put(ch, &r); break;
+        case GAS_UDP_R_GET: target_get(ch, &r); break;
+        case GAS_UDP_R_AMO: target_amo(ch, &r); break;
+        case GAS_UDP_R_ERR: got_refusal(ch, &r); break;
+        case GAS_UDP_R_BYE:
+            ch->bye_recv = 1;
+            ch->bye_recv_ns = now;
+            break;
+        default: got_answer(ch, &r); break;
+        }
+    }
+    gas_udp_chan_cack(ch, gas_udp_ld32(buf + 40), now);
+    return 1;
+}
+
+/* ---- a batch ---- */
+
+/* A numbered datagram of ch's peer; *bufp may be taken (and replaced). */
+static void data_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, unsigned char **bufp,
+                    uint32_t len, uint64_t now)
+{
+    switch (gas_udp_rxwin_classify(&ch->rx, h->seq)) {
+    case GAS_UDP_RX_NEXT: {
+        gas_udp_rx_deliver(ch, *bufp, len, now);
+        gas_udp_rxwin_step(&ch->rx);
+        ch->ack_pending++;
+        uint32_t seq;
+        while (gas_udp_rxwin_pop(&ch->rx, &seq)) {
+            uint32_t i = seq & (ch->rx.size - 1);
+            gas_udp_rx_deliver(ch, ch->held[i], ch->held_len[i], now);
+            free(ch->held[i]);
+            ch->held[i] = NULL;
+            ch->ack_pending++;
+        }
+        if (ch->stash && gas_udp_seq_le(ch->stash_seq, ch->rx.next)) {
+            gas_udp_chan_cack(ch, ch->stash_cack, now);
+            ch->stash = 0;
+        }
+        if ((h->flags & GAS_UDP_F_ACKREQ) || ch->ack_pending >= GAS_UDP_ACK_EVERY)
+            ch->ack_now = 1;
+        return;
+    }
+    case GAS_UDP_RX_AHEAD: {
+        unsigned char *fresh = malloc(gas_udp_g.cfg.dgram_accept);
+        if (fresh == NULL)
+            return; /* dropped: it is retransmitted */
+        uint32_t i = h->seq & (ch->rx.size - 1);
+        ch->held[i] = *bufp;
+        ch->held_len[i] = len;
+        *bufp = fresh;
+        gas_udp_rxwin_hold(&ch->rx, h->seq);
+        ch->ack_now = 1; /* a gap: tell the sender at once */
+        return;
+    }
+    case GAS_UDP_RX_DUP:
+        ch->c.dup++;
+        GAS_UDP_COUNT(dup, 1);
+        ch->ack_now = 1;
+        ch->dsack_seq = h->seq; /* tell the sender: was its timeout spurious? */
+        ch->have_dsack = 1;
+        if (h->flags & GAS_UDP_F_RETX) /* the peer timed out waiting for us */
+            gas_udp_chan_resend_replies(ch, h->seq, now);
+        return;
+    case GAS_UDP_RX_BEYOND:
+        ch->c.bad++;
+        GAS_UDP_COUNT(bad, 1);
+        gas_log_warn_ratelimited("udp", LOG_EVERY_NS,
+                                 "rank %d sent datagram %u, beyond the receive window at %u "
+                                 "(do all ranks use the same GAS_UDP_WINDOW?)",
+                                 ch->rank, (unsigned)h->seq, (unsigned)ch->rx.next);
+        return;
+    }
+}
+
+/* A standalone acknowledgement: its completion point counts once we hold
+ * every datagram the peer numbered before it. */
+static void ack_in_order(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, uint64_t now)
+{
+    if (gas_udp_seq_le(h->seq, ch->rx.next)) {
+        gas_udp_chan_cack(ch, h->cack, now);
+    } else if (!ch->stash || gas_udp_seq_gt(h->seq, ch->stash_seq)) {
+        ch->stash = 1;
+        ch->stash_seq = h->seq;
+        ch->stash_cack = h->cack;
+    }
+}
+
+int gas_udp_rx_batch(int from_pt)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    struct mmsghdr m[GAS_UDP_BATCH];
+    struct iovec iov[GAS_UDP_BATCH];
+    struct sockaddr_in from[GAS_UDP_BATCH];
+    for (unsigned i = 0; i < GAS_UDP_BATCH; i++) {
+        iov[i] = (struct iovec){.iov_base = g->rx_bufs[i], .iov_len = g->cfg.dgram_accept};
+        m[i].msg_hdr = (struct msghdr){.msg_name = &from[i], .msg_namelen = sizeof from[i],
+                                       .msg_iov = &iov[i], .msg_iovlen = 1};
+        m[i].msg_len = 0;
+    }
+    int n = recvmmsg(g->fd, m, GAS_UDP_BATCH, MSG_DONTWAIT, NULL);
+    if (n <= 0)
+        return 0;
+    uint64_t now = gas_rt_now_ns();
+    struct gas_udp_chan *touched[GAS_UDP_BATCH];
+    unsigned nt = 0;
+    int wake = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t len = m[i].msg_len;
+        GAS_UDP_COUNT(dg_rx, 1);
+        GAS_UDP_COUNT(b_rx, len);
+        struct gas_udp_hdr h;
+        const char *why = NULL;
+        if (m[i].msg_hdr.msg_flags & MSG_TRUNC) {
+            count_bad(NULL, &from[i], "larger than GAS_UDP_MTU allows");
+            continue;
+        }
+        if (gas_udp_dgram_check(g->rx_bufs[i], len, g->env.job_key, (uint32_t)g->env.rank,
+                                (uint32_t)g->env.nranks, &h, &why) != 0) {
+            count_bad(h.src < (uint32_t)g->env.nranks ? gas_udp_chan_get((int)h.src, 0) : NULL,
+                      &from[i], why);
+            continue;
+        }
+        struct gas_udp_chan *ch = gas_udp_chan_get((int)h.src, 1);
+        if (ch == NULL || !ch->have_addr) {
+            count_bad(NULL, &from[i], "its rank published no udp address");
+            continue;
+        }
+        pthread_mutex_lock(&ch->lock);
+        if (atomic_load_explicit(&ch->dead, memory_order_relaxed)) {
+            pthread_mutex_unlock(&ch->lock);
+            continue;
+        }
+        ch->c.dg_rx++;
+        ch->c.b_rx += len;
+        ch->last_rx_ns = now;
+        if (gas_udp_chan_ack_in(ch, &h, now) != 0) {
+            pthread_mutex_unlock(&ch->lock);
+            count_bad(ch, &from[i], "acknowledges datagrams never sent");
+            continue;
+        }
+        if (h.flags & GAS_UDP_F_NOSEQ) {
+            ch->c.ack_rx++;
+            GAS_UDP_COUNT(ack_rx, 1);
+            ack_in_order(ch, &h, now);
+            if (h.flags & GAS_UDP_F_ACKREQ) /* a probe: the peer lost our last word */
+                ch->ack_now = 1;
+        } else {
+            data_in(ch, &h, &g->rx_bufs[i], len, now);
+        }
+        wake = 1;
+        if (!ch->touched) {
+            ch->touched = 1;
+            touched[nt++] = ch;
+        }
+        pthread_mutex_unlock(&ch->lock);
+    }
+    for (unsigned t = 0; t < nt; t++) {
+        struct gas_udp_chan *ch = touched[t];
+        pthread_mutex_lock(&ch->lock);
+        ch->touched = 0;
+        gas_udp_chan_push(ch, now, 1);
+        if (ch->ack_pending || ch->ack_now) {
+            if (ch->ack_now || !from_pt || g->cfg.ack_delay == 0)
+                gas_udp_chan_send_ack(ch, now, 0);
+            else if (ch->ack_due_ns == 0) {
+                ch->ack_due_ns = now + g->cfg.ack_delay;
+                gas_udp_timer_at(ch->ack_due_ns);
+            }
+        }
+        pthread_mutex_unlock(&ch->lock);
+    }
+    if (atomic_load(&g->total_blocked))
+        gas_udp_timer_at(now);
+    if (wake)
+        gas_rt_doorbell_ring(&gas_al_seg_hdr(g->env.seg_base)->doorbell);
+    return n;
+}

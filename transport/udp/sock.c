@@ -1,0 +1,278 @@
+/*
+ * sock.c - the udp socket of this rank: address choice, set-up, batched
+ * sends (sendmmsg) with the test-only fault knobs, and the reorder fault's
+ * queue of held-back datagrams.
+ */
+#include "transport/udp/udp.h"
+#include "runtime/clock.h"
+#include "runtime/error.h"
+#include "runtime/log.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+void gas_udp_addr_str(const struct sockaddr_in *a, char *buf, size_t cap)
+{
+    char ip[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
+    snprintf(buf, cap, "%s:%u", ip, (unsigned)ntohs(a->sin_port));
+}
+
+/* The IPv4 address and netmask to bind: GAS_UDP_IFACE's, else the first UP
+ * non-loopback interface's, else 127.0.0.1/8. */
+static gas_status_t pick_address(const char *iface, struct in_addr *addr_p, uint32_t *mask_p,
+                                 char *name, size_t cap)
+{
+    struct ifaddrs *list = NULL;
+    if (getifaddrs(&list) != 0)
+        list = NULL;
+    const struct ifaddrs *pick = NULL;
+    for (const struct ifaddrs *i = list; i && !pick; i = i->ifa_next) {
+        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        if (iface[0] ? strcmp(i->ifa_name, iface) == 0
+                     : (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK))
+            pick = i;
+    }
+    if (pick) {
+        *addr_p = ((const struct sockaddr_in *)(const void *)pick->ifa_addr)->sin_addr;
+        *mask_p = pick->ifa_netmask
+                      ? ((const struct sockaddr_in *)(const void *)pick->ifa_netmask)->sin_addr.s_addr
+                      : htonl(0xffffff00u);
+        size_t l = strnlen(pick->ifa_name, cap - 1);
+        memcpy(name, pick->ifa_name, l);
+        name[l] = '\0';
+    }
+    if (list)
+        freeifaddrs(list);
+    if (pick)
+        return GAS_OK;
+    if (iface[0])
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                            "GAS_UDP_IFACE=%s: no interface of that name has an IPv4 address", iface);
+    addr_p->s_addr = htonl(INADDR_LOOPBACK);
+    *mask_p = htonl(0xff000000u);
+    snprintf(name, cap, "lo");
+    return GAS_OK;
+}
+
+static uint32_t iface_mtu(int fd, const char *name)
+{
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    memcpy(ifr.ifr_name, name, strnlen(name, sizeof ifr.ifr_name - 1));
+    return ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0 ? (uint32_t)ifr.ifr_mtu : 0;
+}
+
+static void set_buffer(int fd, int force_opt, int opt, uint64_t bytes)
+{
+    int v = bytes > (1u << 30) ? 1 << 30 : (int)bytes;
+    if (setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof v) != 0)
+        setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
+}
+
+gas_status_t gas_udp_sock_open(const char *iface, uint32_t port, uint64_t sockbuf,
+                               uint32_t *iface_mtu_p)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    char name[IFNAMSIZ + 1];
+    struct in_addr ip = {0};
+    gas_status_t st = pick_address(iface, &ip, &g->self_mask, name, sizeof name);
+    if (st != GAS_OK)
+        return st;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return errno == EAFNOSUPPORT ? GAS_ERR_UNSUPPORTED
+                                     : gas_rt_error(GAS_ERR_IO, "gas_init", "udp socket: %s",
+                                                    strerror(errno));
+    set_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, sockbuf);
+    set_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, sockbuf);
+    int pmtu = IP_PMTUDISC_DO; /* never fragment: datagrams are cut to GAS_UDP_MTU */
+    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = ip};
+    uint32_t want = port ? port + (uint32_t)g->env.local_rank : 0;
+    if (want > 65535) {
+        close(fd);
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                            "GAS_UDP_PORT=%u plus the node rank %d exceeds 65535", port,
+                            g->env.local_rank);
+    }
+    a.sin_port = htons((uint16_t)want);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        int err = errno;
+        close(fd);
+        char as[48];
+        gas_udp_addr_str(&a, as, sizeof as);
+        return gas_rt_error(GAS_ERR_IO, "gas_init", "cannot bind the udp socket to %s (%s): %s%s",
+                            as, name, strerror(err),
+                            port ? "; choose another GAS_UDP_PORT or 0 for any" : "");
+    }
+    socklen_t alen = sizeof g->self;
+    getsockname(fd, (struct sockaddr *)&g->self, &alen);
+    gas_udp_addr_str(&g->self, g->self_str, sizeof g->self_str);
+    *iface_mtu_p = iface_mtu(fd, name);
+    g->fd = fd;
+    gas_log_info("udp", "bound %s on %s (interface MTU %u)", g->self_str, name, *iface_mtu_p);
+    return GAS_OK;
+}
+
+void gas_udp_sock_close(void)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    if (g->fd >= 0)
+        close(g->fd);
+    g->fd = -1;
+    while (g->delayed) {
+        struct gas_udp_delayed *d = g->delayed;
+        g->delayed = d->next;
+        free(d);
+    }
+}
+
+/* ---- test-only fault injection ---- */
+
+static _Thread_local uint64_t fault_rng;
+
+static uint32_t roll(void)
+{
+    if (fault_rng == 0)
+        fault_rng = gas_rt_now_ns() ^ ((uint64_t)gas_udp_g.env.rank << 40) ^
+                    (uint64_t)(uintptr_t)&fault_rng;
+    fault_rng ^= fault_rng << 13;
+    fault_rng ^= fault_rng >> 7;
+    fault_rng ^= fault_rng << 17;
+    return (uint32_t)(fault_rng % 1000000u);
+}
+
+static int faults_on(const struct gas_udp_cfg *c)
+{
+    return c->drop_ppm | c->dup_ppm | c->reorder_ppm | c->corrupt_ppm;
+}
+
+static void hold_back(const struct sockaddr_in *to, const unsigned char *buf, uint32_t len)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    struct gas_udp_delayed *d = malloc(sizeof *d + len);
+    if (d == NULL)
+        return; /* a lost datagram: the protocol recovers */
+    uint64_t delay = g->cfg.fault_delay / 2 + roll() % (g->cfg.fault_delay / 2 + 1);
+    d->due_ns = gas_rt_now_ns() + delay;
+    d->to = *to;
+    d->len = len;
+    memcpy(d->buf, buf, len);
+    pthread_mutex_lock(&g->fault_lock);
+    d->next = g->delayed;
+    g->delayed = d;
+    pthread_mutex_unlock(&g->fault_lock);
+    gas_udp_timer_at(d->due_ns);
+}
+
+uint64_t gas_udp_sock_flush_delayed(uint64_t now)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    uint64_t next = GAS_UDP_NEVER;
+    pthread_mutex_lock(&g->fault_lock);
+    for (struct gas_udp_delayed **p = &g->delayed; *p;) {
+        struct gas_udp_delayed *d = *p;
+        if (d->due_ns <= now) {
+            *p = d->next;
+            sendto(g->fd, d->buf, d->len, 0, (const struct sockaddr *)&d->to, sizeof d->to);
+            free(d);
+        } else {
+            next = d->due_ns < next ? d->due_ns : next;
+            p = &d->next;
+        }
+    }
+    pthread_mutex_unlock(&g->fault_lock);
+    return next;
+}
+
+/* ---- batched sends ---- */
+
+static void send_failed(int err, uint32_t len)
+{
+    if (err == EMSGSIZE)
+        gas_log_warn_ratelimited("udp", 1000000000ull,
+                                 "a %u-byte datagram does not fit the path MTU: lower GAS_UDP_MTU",
+                                 len);
+    else
+        gas_log_warn_ratelimited("udp", 1000000000ull, "sendmmsg: %s (the datagram is lost)",
+                                 strerror(err));
+}
+
+/* Send k prepared messages; returns how many the kernel took, counting
+ * those that failed for good (lost) as taken, stopping at a full buffer. */
+static unsigned send_all(struct mmsghdr *m, unsigned k)
+{
+    unsigned done = 0;
+    while (done < k) {
+        int r = sendmmsg(gas_udp_g.fd, m + done, k - done, 0);
+        if (r > 0) {
+            done += (unsigned)r;
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS))
+            break;
+        send_failed(r < 0 ? errno : EIO, (uint32_t)m[done].msg_hdr.msg_iov->iov_len);
+        done++;
+    }
+    return done;
+}
+
+unsigned gas_udp_sock_send(const struct sockaddr_in *to, unsigned char *const *bufs,
+                           const uint32_t *lens, unsigned n)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    struct mmsghdr m[2 * GAS_UDP_BATCH];
+    struct iovec iov[2 * GAS_UDP_BATCH];
+    unsigned char *copies[GAS_UDP_BATCH];
+    unsigned orig[2 * GAS_UDP_BATCH];
+    unsigned k = 0, ncopies = 0;
+    int faulty = faults_on(&g->cfg);
+    memset(m, 0, sizeof(struct mmsghdr) * 2 * (n < GAS_UDP_BATCH ? n : GAS_UDP_BATCH));
+    for (unsigned i = 0; i < n && i < GAS_UDP_BATCH; i++) {
+        unsigned char *b = bufs[i];
+        int copies_wanted = 1;
+        if (faulty) {
+            if (roll() < g->cfg.drop_ppm)
+                continue;
+            if (roll() < g->cfg.reorder_ppm) {
+                hold_back(to, b, lens[i]);
+                continue;
+            }
+            if (roll() < g->cfg.corrupt_ppm) {
+                unsigned char *c = malloc(lens[i]);
+                if (c) {
+                    memcpy(c, b, lens[i]);
+                    c[roll() % lens[i]] ^= (unsigned char)(1 + roll() % 255);
+                    copies[ncopies++] = c;
+                    b = c;
+                }
+            }
+            if (roll() < g->cfg.dup_ppm)
+                copies_wanted = 2;
+        }
+        for (int c = 0; c < copies_wanted; c++) {
+            iov[k] = (struct iovec){.iov_base = b, .iov_len = lens[i]};
+            m[k].msg_hdr = (struct msghdr){.msg_name = (void *)to, .msg_namelen = sizeof *to,
+                                           .msg_iov = &iov[k], .msg_iovlen = 1};
+            orig[k++] = i;
+        }
+    }
+    unsigned done = send_all(m, k);
+    for (unsigned c = 0; c < ncopies; c++)
+        free(copies[c]);
+    if (done == k)
+        return n < GAS_UDP_BATCH ? n : GAS_UDP_BATCH;
+    return orig[done]; /* the first datagram the kernel did not take */
+}

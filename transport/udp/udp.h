@@ -1,0 +1,276 @@
+/*
+ * udp.h - state shared by the files of the udp transport (not included from
+ * outside transport/udp/, except by its tests).
+ *
+ *   wire.[ch]    datagram format: header, records, checksum, checks
+ *   seq.h        serial-number arithmetic on the 32-bit sequence numbers
+ *   rxwin.[ch]   receive window: cumulative + selective acknowledgement state
+ *   rtt.[ch]     RFC 6298 retransmission timeout
+ *   bounds.h     the target's overflow-free range check
+ *   sock.c       socket, address choice, batched send/receive, fault injection
+ *   chan.c       per-peer channel, send side: sealing, window, acks, timers, loss
+ *   rx.c         receive side: checks, in-order delivery, applying records
+ *   ops.c        the ops table: init/fini, put/get/atomics, quiet, stats
+ *   progress.c   the progress thread and the poll-mode sleeper
+ *
+ * Locking: each channel has a mutex that guards all its state (both
+ * directions, its operations and its counters).  One thread at a time
+ * receives (rx_lock; the progress thread blocks on it, application threads
+ * only try it).  Fields read without the channel lock are atomics: `dead`,
+ * `cacked` (quiet's condition) and `queued` (a put's room condition).
+ * Lock order: rx_lock, then chans_lock or one channel lock (never two
+ * channel locks at once), then the fault queue's lock.
+ */
+#ifndef GAS_UDP_H
+#define GAS_UDP_H
+
+#include "runtime/wait.h"
+#include "transport/transport.h"
+#include "transport/udp/rtt.h"
+#include "transport/udp/rxwin.h"
+#include "transport/udp/seq.h"
+#include "transport/udp/wire.h"
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define GAS_UDP_ADDR_LEN 24        /* ipv4 4, port u16, reserved 2, segment size u64, node u64 */
+#define GAS_UDP_BATCH 64           /* datagrams per sendmmsg/recvmmsg */
+#define GAS_UDP_GET_MAX (64u << 10) /* bytes one GET record may ask for */
+#define GAS_UDP_ACK_EVERY 16       /* acknowledge at once after this many datagrams */
+#define GAS_UDP_DUPTHRESH 3        /* later datagrams acknowledged before one counts as lost */
+#define GAS_UDP_MAX_OPS 65535      /* operations awaiting replies, per peer */
+#define GAS_UDP_NEVER UINT64_MAX
+
+struct gas_udp_cfg {
+    uint32_t dgram_max;      /* largest datagram sent (UDP payload) */
+    uint32_t dgram_accept;   /* largest datagram accepted */
+    uint32_t window;         /* datagrams in flight per peer */
+    uint64_t inflight_near, inflight_far, inflight_total, send_queue;
+    uint64_t rto_min, rto_max, rto_init, ack_delay, peer_timeout;
+    int poll_mode;
+    uint32_t drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
+    uint64_t fault_delay;
+};
+
+struct gas_udp_counters {
+    uint64_t dg_tx, dg_rx, b_tx, b_rx, retx, dup, ack_tx, ack_rx, bad, rejected;
+};
+
+enum gas_udp_slot_state { SLOT_QUEUED, SLOT_FLIGHT, SLOT_LOST, SLOT_SACKED };
+
+/* One sealed datagram of a send stream, kept until acknowledged. */
+struct gas_udp_slot {
+    unsigned char *buf;
+    uint32_t len;
+    uint32_t cack;         /* the reverse stream's delivery point when sealed */
+    uint8_t state, ntx;
+    uint64_t first_ns, last_ns, txorder;
+};
+
+enum gas_udp_op_kind { OP_FREE, OP_PUT, OP_GET, OP_AMO };
+
+/* An operation of this rank that waits for a reply from the peer. */
+struct gas_udp_op {
+    gas_tl_comp_t *comp;   /* may be NULL (then quiet completes it) */
+    void *dst;             /* get: destination; fetching atomic: uint64_t result */
+    uint64_t len, done;    /* get: bytes asked, bytes answered (or refused) */
+    int32_t status;
+    uint16_t gen;
+    uint8_t kind;
+};
+
+struct gas_udp_chan {
+    gas_tl_peer_t base;          /* first: the route's peer state */
+    pthread_mutex_t lock;
+    int rank;
+    struct sockaddr_in addr;
+    int have_addr, near;
+    atomic_int dead;
+
+    /* send stream */
+    uint32_t next_seq;           /* number of the next datagram sealed */
+    uint32_t una;                /* oldest not acknowledged */
+    uint32_t snd_nxt;            /* oldest never sent */
+    struct gas_udp_slot *ring;   /* [una, next_seq) at seq & (ring_cap - 1) */
+    uint32_t ring_cap;
+    unsigned char *open;         /* datagram being filled (records from GAS_UDP_HDR_LEN) */
+    uint32_t open_len;
+    unsigned char **pool;        /* spare datagram buffers */
+    uint32_t npool;
+    uint64_t inflight;           /* bytes of FLIGHT slots */
+    _Atomic uint64_t queued;     /* bytes sealed or open but never sent */
+    uint64_t cwnd, ssthresh, cwnd_max, cwnd_min;
+    uint32_t recover, lost;
+    int in_recovery, rec_timeout;
+    uint64_t txorder, sacked_txorder;
+    struct gas_udp_rtt rtt;
+    uint64_t rto_at;             /* retransmission timer: no ack progress by then (0: idle) */
+    uint64_t backoff_ns;         /* last timeout: older datagrams give no RTT samples */
+    uint32_t spur_lo, spur_hi;   /* what the last timeout resent, until proven needed or not */
+    int spur_check;
+    uint64_t spur_cwnd, spur_ssthresh; /* the window before that timeout, to restore */
+    uint64_t spur_ns;            /* last spurious timeout (the raised RTO floor decays) */
+    uint64_t last_progress_ns, retry_ns;
+    uint64_t last_rx_ns;         /* the peer's last datagram */
+    uint64_t probe_ns;           /* last completion probe; its interval backs off */
+    unsigned probe_backoff;
+    _Atomic uint32_t cacked;     /* our numbers before it are applied, replies delivered */
+    uint32_t stash_seq, stash_cack;
+    int stash;
+
+    /* receive stream */
+    struct gas_udp_rxwin rx;
+    unsigned char **held;        /* early datagrams, by seq & (rx.size - 1) */
+    uint32_t *held_len;
+    uint32_t ack_pending;        /* datagrams received since we last acknowledged */
+    uint32_t dsack_seq;          /* a duplicate to report (when have_dsack) */
+    int have_dsack;
+    int ack_now, touched, bye_recv, bye_sent;
+    uint64_t ack_due_ns, bye_recv_ns;
+
+    /* operations awaiting replies */
+    struct gas_udp_op *ops;
+    uint32_t *ops_free;
+    uint32_t ops_cap, nfree, ops_live;
+    uint16_t ops_gen;
+    uint64_t get_bytes, get_limit;
+
+    /* failure of operations without a completion, raised by the next quiet */
+    int err_status;
+    char err_msg[200];
+    int warned_dead;
+
+    struct gas_udp_counters c;
+};
+
+/* A datagram held back by the reorder fault. */
+struct gas_udp_delayed {
+    struct gas_udp_delayed *next;
+    uint64_t due_ns;
+    struct sockaddr_in to;
+    uint32_t len;
+    unsigned char buf[];
+};
+
+struct gas_udp_state {
+    int ready;
+    struct gas_udp_cfg cfg;
+    gas_tl_env_t env;
+    int fd, epfd, evfd;
+    struct sockaddr_in self;
+    uint32_t self_mask;          /* netmask of the chosen interface, network order */
+    char self_str[48];           /* "a.b.c.d:port", the size of gas_peer_stats_t's endpoint */
+    gas_tl_peer_t self_peer;     /* this rank's own route: applied in place */
+
+    _Atomic(struct gas_udp_chan *) *chans; /* by rank, made on first contact */
+    struct gas_udp_chan **active;          /* every channel made, in order */
+    _Atomic uint32_t nactive;
+    uint32_t active_cap;
+    pthread_mutex_t chans_lock;
+
+    pthread_mutex_t rx_lock;
+    unsigned char **rx_bufs;
+    pthread_mutex_t timer_lock;
+    _Atomic uint64_t next_timer_ns;        /* earliest deadline of any channel */
+    _Atomic uint64_t inflight_total;
+    atomic_int total_blocked;
+    atomic_int corked;                    /* some channel holds a corked datagram */
+    uint64_t last_idle_poll_ns;
+
+    pthread_t pt;
+    int pt_started;
+    atomic_int stop;
+    _Atomic uint64_t pt_wake_ns;          /* when the progress thread wakes; NEVER: not on its own */
+    _Atomic uint64_t last_activity_ns;
+
+    pthread_mutex_t fault_lock;
+    struct gas_udp_delayed *delayed;
+    _Atomic uint64_t delayed_due_ns;
+
+    struct gas_udp_counters totals;       /* updated with __atomic adds */
+};
+
+extern struct gas_udp_state gas_udp_g;
+
+/* ---- sock.c ---- */
+/* Choose the address (GAS_UDP_IFACE), create, tune and bind the socket. */
+gas_status_t gas_udp_sock_open(const char *iface, uint32_t port, uint64_t sockbuf,
+                               uint32_t *iface_mtu_p);
+void gas_udp_sock_close(void);
+/*
+ * Send n datagrams to `to`, applying the test fault knobs; returns how many
+ * leading ones the kernel took (n unless it ran out of buffer space).
+ */
+unsigned gas_udp_sock_send(const struct sockaddr_in *to, unsigned char *const *bufs,
+                           const uint32_t *lens, unsigned n);
+/* Send the reorder fault's held datagrams that are due; their next deadline. */
+uint64_t gas_udp_sock_flush_delayed(uint64_t now);
+void gas_udp_addr_str(const struct sockaddr_in *a, char *buf, size_t cap);
+
+/* ---- chan.c ---- */
+/* The channel to rank, made (with its address fetched if need be) when create. */
+struct gas_udp_chan *gas_udp_chan_get(int rank, int create);
+/* Make the channel to rank (or find it), setting its address when given and missing. */
+struct gas_udp_chan *gas_udp_chan_make(int rank, const unsigned char *addr);
+void gas_udp_chan_free(struct gas_udp_chan *ch);
+/* Room in the open datagram for a record of `fixed` bytes and up to `want`
+ * data bytes: how many data bytes fit (sealing first when too few do), or
+ * GAS_UDP_NOROOM when no datagram buffer can be had. */
+#define GAS_UDP_NOROOM ((size_t)-1)
+size_t gas_udp_chan_room(struct gas_udp_chan *ch, size_t fixed, size_t want);
+/* Append a record (after gas_udp_chan_room); returns where its data goes. */
+unsigned char *gas_udp_chan_append(struct gas_udp_chan *ch, const struct gas_udp_rec *r);
+void gas_udp_chan_seal(struct gas_udp_chan *ch, uint64_t now);
+/*
+ * Send what the windows allow (losses first, then new datagrams).  Unless
+ * flush, a part-filled open datagram stays open (corked) while GAS_UDP_CORK
+ * datagrams are in flight, so small operations issued meanwhile share it:
+ * the next acknowledgement sends it, or sooner any thread that waits in the
+ * library (its first progress call flushes corked channels).
+ */
+#define GAS_UDP_CORK 8
+void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush);
+/* An acknowledgement from the peer; -1 when it acknowledges what was never sent. */
+int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, uint64_t now);
+/* A completion point from the peer's stream (see wire.h, cack). */
+void gas_udp_chan_cack(struct gas_udp_chan *ch, uint32_t cack, uint64_t now);
+/* A standalone acknowledgement; flags may add GAS_UDP_F_ACKREQ (a probe). */
+void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags);
+/* Retransmission, delayed-ack and peer timers; returns the next deadline. */
+uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now);
+/* A duplicate of our peer's datagram dup arrived: resend replies to it. */
+void gas_udp_chan_resend_replies(struct gas_udp_chan *ch, uint32_t dup, uint64_t now);
+/* Declare the peer dead: fail everything outstanding with GAS_ERR_PEER. */
+void gas_udp_chan_kill(struct gas_udp_chan *ch, const char *why);
+/* Operations awaiting replies. */
+uint32_t gas_udp_op_new(struct gas_udp_chan *ch, enum gas_udp_op_kind kind, gas_tl_comp_t *comp,
+                        void *dst, uint64_t len);
+struct gas_udp_op *gas_udp_op_find(struct gas_udp_chan *ch, uint32_t id);
+void gas_udp_op_finish(struct gas_udp_chan *ch, struct gas_udp_op *op);
+/* Lower the global timer deadline to t (and wake the progress thread if it sleeps for good). */
+void gas_udp_timer_at(uint64_t t);
+
+/* ---- rx.c ---- */
+/* Receive and handle one batch; returns datagrams handled (0: none waiting). */
+int gas_udp_rx_batch(int from_pt);
+/* Apply the records of one in-order datagram of ch's peer. */
+int gas_udp_rx_deliver(struct gas_udp_chan *ch, const unsigned char *buf, uint32_t len, uint64_t now);
+
+/* ---- progress.c ---- */
+gas_status_t gas_udp_progress_start(void);
+void gas_udp_progress_stop(void);
+int gas_udp_progress(void);
+/* Run every channel's timers if the earliest deadline passed; events handled. */
+int gas_udp_timers_run(uint64_t now);
+void gas_udp_kick(void);
+/* Poll mode's sleeper for gas_rt_wait: blocks in the socket. */
+void gas_udp_poll_sleep(gas_rt_cond_fn cond, void *arg, uint64_t max_ns);
+
+/* ---- ops.c ---- */
+#define GAS_UDP_COUNT(field, n) \
+    __atomic_fetch_add(&gas_udp_g.totals.field, (uint64_t)(n), __ATOMIC_RELAXED)
+
+#endif
