@@ -1,7 +1,7 @@
 # tools/: gasrun (launcher), gascc (compiler wrapper), gas-info, gas-bench.
 TOOL_BINS += $(BUILD)/bin/gasrun $(BUILD)/bin/gascc $(BUILD)/bin/gas-info $(BUILD)/bin/gas-bench
 
-GASRUN_SRCS := $(wildcard tools/gasrun/*.c) runtime/boot_wire.c
+GASRUN_SRCS := $(wildcard tools/gasrun/*.c) runtime/boot_wire.c runtime/boot_tcp.c
 $(BUILD)/bin/gasrun: $(GASRUN_SRCS:%.c=$(BUILD)/obj/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
