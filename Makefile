@@ -89,7 +89,8 @@ install: all
 	install -m 644 include/gas.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 $(PCFILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(PCFILE) > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gas.pc
+	chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/gas.pc
 	install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/
 
 clean:
