@@ -31,6 +31,11 @@ TOOL_BINS :=
 TEST_BINS :=
 EXAMPLE_BINS :=
 
+# Before the module.mk files: their rules name $(LIBA) as a prerequisite.
+LIBA     := $(BUILD)/lib/libgas.a
+LIBSO    := $(BUILD)/lib/libgas.so
+PCFILE   := $(BUILD)/lib/pkgconfig/gas.pc
+
 include runtime/module.mk
 include alloc/module.mk
 include transport/module.mk
@@ -40,9 +45,6 @@ include examples/module.mk
 include tests/module.mk
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
-LIBA     := $(BUILD)/lib/libgas.a
-LIBSO    := $(BUILD)/lib/libgas.so
-PCFILE   := $(BUILD)/lib/pkgconfig/gas.pc
 
 .PHONY: all lib tools tests examples deps demo test install clean docs bench
 all: lib tools examples
