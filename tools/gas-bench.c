@@ -817,7 +817,8 @@ static void usage(FILE *f)
             "  --window N       nbi operations between quiets in bandwidth modes (default 64)\n"
             "  --batch-ms MS    target duration of one batch (default 10)\n"
             "  --quick          short batches (1 ms): a smoke run, not a measurement\n"
-            "  --csv            CSV instead of the aligned table\n"
+            "  --csv            CSV instead of the aligned table (run gasrun with\n"
+            "                   --no-tag-output to keep rank tags out of it)\n"
             "modes:\n");
     for (size_t i = 0; i < NMODES; i++)
         if (!modes[i].reference)
