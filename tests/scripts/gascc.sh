@@ -18,8 +18,11 @@ run2() {
     "$1" -n 2 --timeout 60 "$2" 20000 100 >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "$2 failed"; }
     grep -q 'histogram verified: 40000 keys across 2 ranks' "$tmp/out" || { cat "$tmp/out"; fail "$2 did not verify"; }
 }
-has() { case " $1 " in *" $2 "*) ;; *) fail "expected '$2' in: $1" ;; esac; }
-hasnt() { case " $1 " in *" $2 "*) fail "did not expect '$2' in: $1" ;; esac; }
+# has TEXT WORDS / hasnt TEXT WORDS: WORDS (blank-separated) occur in TEXT or not.
+# (No `cmd | grep -q` under pipefail: grep's early exit can fail the pipeline.)
+words() { printf '%s' "$1" | tr -s '[:space:]' ' '; }
+has() { case " $(words "$1") " in *" $2 "*) ;; *) fail "expected '$2' in: $1" ;; esac; }
+hasnt() { case " $(words "$1") " in *" $2 "*) fail "did not expect '$2' in: $1" ;; esac; }
 
 gascc=$BUILD/bin/gascc
 gasrun=$BUILD/bin/gasrun
@@ -38,7 +41,7 @@ has "$line" "ccache gcc -I$inc"
 
 step "build tree: compile and link in one step (shared libgas)"
 "$gascc" -O2 -Wall -o "$tmp/hist" "$src" '-DSPACED="two words"'
-ldd "$tmp/hist" | grep -q "libgas.so => $lib/libgas.so" || fail "hist does not load $lib/libgas.so"
+has "$(ldd "$tmp/hist")" "libgas.so => $lib/libgas.so"
 run2 "$gasrun" "$tmp/hist"
 
 step "build tree: compile, then link"
@@ -48,7 +51,7 @@ run2 "$gasrun" "$tmp/hist2"
 
 step "build tree: -static-libgas"
 "$gascc" -O2 -static-libgas -o "$tmp/hist-static" "$src"
-if ldd "$tmp/hist-static" | grep -q libgas; then fail "hist-static loads libgas.so"; fi
+hasnt "$(ldd "$tmp/hist-static")" "libgas.so"
 run2 "$gasrun" "$tmp/hist-static"
 
 prefix=$tmp/prefix
@@ -63,7 +66,7 @@ step "installed gascc"
 line=$("$prefix/bin/gascc" --showme x.c)
 has "$line" "-I$prefix/include"; has "$line" "-L$prefix/lib"; has "$line" "-Wl,-rpath,$prefix/lib"
 "$prefix/bin/gascc" -O2 -o "$tmp/hist-inst" "$src"
-ldd "$tmp/hist-inst" | grep -q "libgas.so => $prefix/lib/libgas.so" || fail "hist-inst does not load $prefix/lib/libgas.so"
+has "$(ldd "$tmp/hist-inst")" "libgas.so => $prefix/lib/libgas.so"
 run2 "$prefix/bin/gasrun" "$tmp/hist-inst"
 # through a symbolic link, as from a PATH directory
 ln -s "$prefix/bin/gascc" "$tmp/gascc-link"
