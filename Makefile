@@ -21,8 +21,10 @@ CFLAGS    += -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP $(EXTRA_
 LDLIBS    += -lpthread -lrt -lm
 
 # Optional features, found once per build.
-HAVE_IBVERBS := $(shell printf '\#include <infiniband/verbs.h>\nint main(void){return 0;}' | \
-                  $(CC) -x c - -o /dev/null -libverbs >/dev/null 2>&1 && echo 1 || echo 0)
+HAVE_IBVERBS := $(shell echo 'int main(void){return 0;}' | $(CC) -x c -include infiniband/verbs.h \
+                  - -o /dev/null -libverbs >/dev/null 2>&1 && echo 1 || echo 0)
+
+CPPFLAGS += -DGAS_HAVE_IBVERBS=$(HAVE_IBVERBS)
 
 LIB_SRCS  :=
 TOOL_BINS :=

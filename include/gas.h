@@ -378,36 +378,36 @@ GAS_EXPORT gas_status_t gas_amo_nbi(gas_amo_op_t op, unsigned width, gas_ptr_t p
 #define GAS_DEFINE_ATOMICS_(T, S, W)                                                  \
 static inline gas_status_t gas_atomic_fetch_##S(gas_ptr_t p, T *old_p)               \
 { uint64_t r; gas_status_t s = gas_amo(GAS_AMO_FETCH, W, p, 0, 0, &r);               \
-  if (s == GAS_OK) *old_p = (T)r; return s; }                                        \
+  if (s == GAS_OK) { *old_p = (T)r; } return s; }                                        \
 static inline gas_status_t gas_atomic_set_##S(gas_ptr_t p, T v)                      \
 { return gas_amo(GAS_AMO_SET, W, p, (uint64_t)v, 0, NULL); }                         \
 static inline gas_status_t gas_atomic_swap_##S(gas_ptr_t p, T v, T *old_p)           \
 { uint64_t r; gas_status_t s = gas_amo(GAS_AMO_SWAP, W, p, (uint64_t)v, 0, &r);      \
-  if (s == GAS_OK) *old_p = (T)r; return s; }                                        \
+  if (s == GAS_OK) { *old_p = (T)r; } return s; }                                        \
 static inline gas_status_t gas_atomic_cswap_##S(gas_ptr_t p, T cmp, T v, T *old_p)   \
 { uint64_t r; gas_status_t s = gas_amo(GAS_AMO_CSWAP, W, p, (uint64_t)v,             \
                                        (uint64_t)cmp, &r);                          \
-  if (s == GAS_OK) *old_p = (T)r; return s; }                                        \
+  if (s == GAS_OK) { *old_p = (T)r; } return s; }                                        \
 static inline gas_status_t gas_atomic_add_##S(gas_ptr_t p, T v)                      \
 { return gas_amo(GAS_AMO_ADD, W, p, (uint64_t)v, 0, NULL); }                         \
 static inline gas_status_t gas_atomic_fetch_add_##S(gas_ptr_t p, T v, T *old_p)      \
 { uint64_t r; gas_status_t s = gas_amo(GAS_AMO_FETCH_ADD, W, p, (uint64_t)v, 0, &r); \
-  if (s == GAS_OK) *old_p = (T)r; return s; }                                        \
+  if (s == GAS_OK) { *old_p = (T)r; } return s; }                                        \
 static inline gas_status_t gas_atomic_and_##S(gas_ptr_t p, T v)                      \
 { return gas_amo(GAS_AMO_AND, W, p, (uint64_t)v, 0, NULL); }                         \
 static inline gas_status_t gas_atomic_fetch_and_##S(gas_ptr_t p, T v, T *old_p)      \
 { uint64_t r; gas_status_t s = gas_amo(GAS_AMO_FETCH_AND, W, p, (uint64_t)v, 0, &r); \
-  if (s == GAS_OK) *old_p = (T)r; return s; }                                        \
+  if (s == GAS_OK) { *old_p = (T)r; } return s; }                                        \
 static inline gas_status_t gas_atomic_or_##S(gas_ptr_t p, T v)                       \
 { return gas_amo(GAS_AMO_OR, W, p, (uint64_t)v, 0, NULL); }                          \
 static inline gas_status_t gas_atomic_fetch_or_##S(gas_ptr_t p, T v, T *old_p)       \
 { uint64_t r; gas_status_t s = gas_amo(GAS_AMO_FETCH_OR, W, p, (uint64_t)v, 0, &r);  \
-  if (s == GAS_OK) *old_p = (T)r; return s; }                                        \
+  if (s == GAS_OK) { *old_p = (T)r; } return s; }                                        \
 static inline gas_status_t gas_atomic_xor_##S(gas_ptr_t p, T v)                      \
 { return gas_amo(GAS_AMO_XOR, W, p, (uint64_t)v, 0, NULL); }                         \
 static inline gas_status_t gas_atomic_fetch_xor_##S(gas_ptr_t p, T v, T *old_p)      \
 { uint64_t r; gas_status_t s = gas_amo(GAS_AMO_FETCH_XOR, W, p, (uint64_t)v, 0, &r); \
-  if (s == GAS_OK) *old_p = (T)r; return s; }
+  if (s == GAS_OK) { *old_p = (T)r; } return s; }
 
 GAS_DEFINE_ATOMICS_(uint32_t, u32, 4)
 GAS_DEFINE_ATOMICS_(int32_t, i32, 4)

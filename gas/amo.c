@@ -1,0 +1,65 @@
+/* amo.c - remote atomics: validation and dispatch to the owner's route. */
+#include "internal.h"
+
+/* Validate an atomic and find its owner; raises the error for `call`. */
+static gas_status_t prepare(const char *call, gas_amo_op_t op, unsigned width, gas_ptr_t p,
+                            uint64_t *result_p, gas_tl_amo_t *a, gas_tl_peer_t **peer_p)
+{
+    gas_status_t st = gas_gs_check(call);
+    if (st != GAS_OK)
+        return st;
+    if ((unsigned)op >= GAS_AMO_OP_COUNT)
+        return gas_rt_error(GAS_ERR_INVALID, call, "unknown atomic operation %d", (int)op);
+    if (width != 4 && width != 8)
+        return gas_rt_error(GAS_ERR_INVALID, call, "width %u is not 4 or 8 bytes", width);
+    if (gas_amo_fetches(op) && result_p == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, call, "a fetching atomic needs a result pointer");
+    const gas_layout_t *l;
+    uint64_t idx;
+    st = gas_gs_resolve(call, "target", p, width, &l, &idx);
+    if (st != GAS_OK)
+        return st;
+    struct gas_gs_piece pc = gas_gs_piece_at(l, idx, width);
+    if (pc.off % width != 0 || pc.len != width)
+        return gas_rt_error(GAS_ERR_ALIGN, call,
+                            "the %u-byte target at rank %d offset %llu is not naturally aligned",
+                            width, pc.rank, (unsigned long long)pc.off);
+    *a = (gas_tl_amo_t){.op = op, .width = width, .offset = pc.off, .result = result_p};
+    return gas_tl_peer(pc.rank, peer_p);
+}
+
+static uint64_t narrow(unsigned width, uint64_t v)
+{
+    return width == 4 ? (uint32_t)v : v;
+}
+
+GAS_EXPORT gas_status_t gas_amo(gas_amo_op_t op, unsigned width, gas_ptr_t p, uint64_t operand,
+                                uint64_t compare, uint64_t *result_p)
+{
+    gas_tl_amo_t a;
+    gas_tl_peer_t *peer;
+    gas_status_t st = prepare("gas_amo", op, width, p, result_p, &a, &peer);
+    if (st != GAS_OK)
+        return st;
+    a.operand = narrow(width, operand);
+    a.compare = narrow(width, compare);
+    gas_tl_comp_t comp = {.pending = 1};
+    st = gas_tl_amo(peer, &a, &comp);
+    if (st == GAS_INPROGRESS)
+        return gas_gs_comp_wait(&comp, "gas_amo");
+    return st;
+}
+
+GAS_EXPORT gas_status_t gas_amo_nbi(gas_amo_op_t op, unsigned width, gas_ptr_t p,
+                                    uint64_t operand, uint64_t compare, uint64_t *result_p)
+{
+    gas_tl_amo_t a;
+    gas_tl_peer_t *peer;
+    gas_status_t st = prepare("gas_amo_nbi", op, width, p, result_p, &a, &peer);
+    if (st != GAS_OK)
+        return st;
+    a.operand = narrow(width, operand);
+    a.compare = narrow(width, compare);
+    st = gas_tl_amo(peer, &a, NULL);
+    return st == GAS_INPROGRESS ? GAS_OK : st;
+}

@@ -1,0 +1,50 @@
+/* ptr.c - the pointer split, local addresses and layout-aware pointer arithmetic. */
+#include "internal.h"
+
+GAS_EXPORT gas_ptr_split_t gas_ptr_split_ = {.offset_bits = 57, .rank_bits = 7,
+                                              .offset_mask = (1ull << 57) - 1, .rank = -1};
+
+void gas_gs_split_compute(uint64_t nranks, unsigned *rank_bits_p, unsigned *offset_bits_p)
+{
+    unsigned bits = 0;
+    while (bits < 64 && (1ull << bits) < nranks)
+        bits++;
+    if (bits < 64 - GAS_PTR_MAX_OFFSET_BITS)
+        bits = 64 - GAS_PTR_MAX_OFFSET_BITS;
+    *rank_bits_p = bits;
+    *offset_bits_p = 64 - bits;
+}
+
+GAS_EXPORT void *gas_ptr_local(gas_ptr_t p)
+{
+    if (gas_gs.phase != GAS_GS_UP || p == GAS_NULL)
+        return NULL;
+    int rank = gas_ptr_rank(p);
+    uint64_t off = gas_ptr_offset(p);
+    if (rank < 0 || rank >= gas_gs.nranks)
+        return NULL;
+    if (rank == gas_gs.rank)
+        return off < gas_gs.seg.size ? gas_gs.seg.base + off : NULL;
+    gas_tl_peer_t *peer;
+    if (gas_tl_peer(rank, &peer) != GAS_OK || peer->direct_base == NULL || off >= peer->size)
+        return NULL;
+    return peer->direct_base + off;
+}
+
+GAS_EXPORT gas_status_t gas_ptr_add(gas_ptr_t p, uint64_t nbytes, gas_ptr_t *result_p)
+{
+    gas_status_t st = gas_gs_check("gas_ptr_add");
+    const gas_layout_t *l;
+    uint64_t idx;
+    if (st == GAS_OK)
+        st = gas_gs_resolve("gas_ptr_add", "pointer", p, 0, &l, &idx);
+    if (st != GAS_OK)
+        return st;
+    if (nbytes > l->nbytes - idx)
+        return gas_rt_error(GAS_ERR_BOUNDS, "gas_ptr_add",
+                            "moving %llu bytes from byte %llu leaves the %llu-byte array",
+                            (unsigned long long)nbytes, (unsigned long long)idx,
+                            (unsigned long long)l->nbytes);
+    *result_p = gas_layout_ptr(l, idx + nbytes);
+    return GAS_OK;
+}

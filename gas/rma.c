@@ -1,0 +1,169 @@
+/*
+ * rma.c - put and get in their blocking, explicit-handle and implicit forms.
+ * A transfer is validated whole first (nothing moves on a bad range), then
+ * cut into one piece per owner chunk along the array's layout.
+ */
+#include "internal.h"
+#include "runtime/wait.h"
+
+#include <stdlib.h>
+
+struct gas_op {
+    gas_tl_comp_t comp;
+};
+
+enum xfer_kind { XFER_PUT, XFER_GET };
+
+static int comp_done(void *arg)
+{
+    return atomic_load_explicit(&((gas_tl_comp_t *)arg)->pending, memory_order_acquire) == 0;
+}
+
+gas_status_t gas_gs_comp_wait(gas_tl_comp_t *comp, const char *call)
+{
+    gas_status_t st = gas_rt_wait(comp_done, comp, call, "completion of the operation");
+    if (st != GAS_OK)
+        return st;
+    return (gas_status_t)atomic_load(&comp->status);
+}
+
+/* Validate and issue every piece; pieces that return INPROGRESS are counted in comp. */
+static gas_status_t xfer(const char *call, enum xfer_kind kind, gas_ptr_t gp, void *buf,
+                         size_t n, gas_tl_comp_t *comp)
+{
+    gas_status_t st = gas_gs_check(call);
+    if (st != GAS_OK || n == 0)
+        return st;
+    if (buf == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, call, "the %s buffer is NULL (%zu bytes)",
+                            kind == XFER_PUT ? "source" : "destination", n);
+    const gas_layout_t *l;
+    uint64_t idx;
+    st = gas_gs_resolve(call, kind == XFER_PUT ? "destination" : "source", gp, n, &l, &idx);
+    if (st != GAS_OK)
+        return st;
+    char *b = buf;
+    uint64_t left = n;
+    while (left > 0) {
+        struct gas_gs_piece pc = gas_gs_piece_at(l, idx, left);
+        gas_tl_peer_t *peer;
+        st = gas_tl_peer(pc.rank, &peer);
+        if (st != GAS_OK)
+            return st;
+        if (comp)
+            atomic_fetch_add_explicit(&comp->pending, 1, memory_order_relaxed);
+        st = kind == XFER_PUT ? gas_tl_put(peer, pc.off, b, pc.len, comp)
+                              : gas_tl_get(peer, b, pc.off, pc.len, comp);
+        if (st != GAS_INPROGRESS && comp)
+            atomic_fetch_sub_explicit(&comp->pending, 1, memory_order_release);
+        if (st < 0)
+            return st;
+        b += pc.len;
+        idx += pc.len;
+        left -= pc.len;
+    }
+    return GAS_OK;
+}
+
+GAS_EXPORT gas_status_t gas_put(gas_ptr_t dst, const void *src, size_t nbytes)
+{
+    /* Returns once the source is reusable: every transport copies or sends it in-call. */
+    return xfer("gas_put", XFER_PUT, dst, (void *)src, nbytes, NULL);
+}
+
+GAS_EXPORT gas_status_t gas_get(void *dst, gas_ptr_t src, size_t nbytes)
+{
+    gas_tl_comp_t comp = {0};
+    gas_status_t st = xfer("gas_get", XFER_GET, src, dst, nbytes, &comp);
+    if (st != GAS_OK)
+        return st;
+    return gas_gs_comp_wait(&comp, "gas_get");
+}
+
+GAS_EXPORT gas_status_t gas_put_nbi(gas_ptr_t dst, const void *src, size_t nbytes)
+{
+    return xfer("gas_put_nbi", XFER_PUT, dst, (void *)src, nbytes, NULL);
+}
+
+GAS_EXPORT gas_status_t gas_get_nbi(void *dst, gas_ptr_t src, size_t nbytes)
+{
+    return xfer("gas_get_nbi", XFER_GET, src, dst, nbytes, NULL);
+}
+
+/* Start an explicit-handle transfer; a handle exists only while work is pending. */
+static gas_status_t start_nb(const char *call, enum xfer_kind kind, gas_ptr_t gp, void *buf,
+                             size_t n, gas_handle_t *handle_p)
+{
+    if (handle_p == NULL) {
+        gas_status_t st = gas_gs_check(call);
+        return st != GAS_OK ? st : gas_rt_error(GAS_ERR_INVALID, call, "handle_p is NULL");
+    }
+    struct gas_op *op = calloc(1, sizeof *op);
+    if (op == NULL)
+        return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for an operation handle");
+    gas_status_t st = xfer(call, kind, gp, buf, n, &op->comp);
+    if (st != GAS_OK && atomic_load(&op->comp.pending) == 0) {
+        free(op);
+        return st;
+    }
+    if (st != GAS_OK) {
+        /* Pieces already in flight: finish them before reporting the error. */
+        gas_gs_comp_wait(&op->comp, call);
+        free(op);
+        return st;
+    }
+    if (atomic_load_explicit(&op->comp.pending, memory_order_acquire) == 0) {
+        st = (gas_status_t)atomic_load(&op->comp.status);
+        free(op);
+        *handle_p = GAS_HANDLE_NULL;
+        return st;
+    }
+    *handle_p = op;
+    return GAS_OK;
+}
+
+GAS_EXPORT gas_status_t gas_put_nb(gas_ptr_t dst, const void *src, size_t nbytes,
+                                   gas_handle_t *handle_p)
+{
+    return start_nb("gas_put_nb", XFER_PUT, dst, (void *)src, nbytes, handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_get_nb(void *dst, gas_ptr_t src, size_t nbytes,
+                                   gas_handle_t *handle_p)
+{
+    return start_nb("gas_get_nb", XFER_GET, src, dst, nbytes, handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_wait(gas_handle_t handle)
+{
+    gas_status_t st = gas_gs_check("gas_wait");
+    if (st != GAS_OK || handle == GAS_HANDLE_NULL)
+        return st;
+    st = gas_gs_comp_wait(&handle->comp, "gas_wait");
+    if (st == GAS_ERR_TIMEOUT)
+        return st; /* the handle stays valid: wait again or give up */
+    free(handle);
+    return st;
+}
+
+GAS_EXPORT gas_status_t gas_test(gas_handle_t handle, int *done_p)
+{
+    gas_status_t st = gas_gs_check("gas_test");
+    if (st != GAS_OK)
+        return st;
+    if (done_p == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_test", "done_p is NULL");
+    if (handle == GAS_HANDLE_NULL) {
+        *done_p = 1;
+        return GAS_OK;
+    }
+    gas_rt_progress();
+    if (atomic_load_explicit(&handle->comp.pending, memory_order_acquire) != 0) {
+        *done_p = 0;
+        return GAS_OK;
+    }
+    st = (gas_status_t)atomic_load(&handle->comp.status);
+    free(handle);
+    *done_p = 1;
+    return st;
+}

@@ -1,0 +1,158 @@
+/* signal.c - put-with-signal and waiting on local memory. */
+#include "internal.h"
+#include "runtime/wait.h"
+
+#include <stdio.h>
+
+/*
+ * The payload first, then the signal, ordered so the signal is seen last:
+ * one piece on the signal's owner goes as a single put_signal; otherwise the
+ * pieces are put, ordered (fence when they all went to the signal's owner,
+ * quiet when several owners are involved), and the signal follows as an atomic.
+ */
+static gas_status_t put_signal(const char *call, gas_ptr_t dst, const void *src, size_t n,
+                               gas_ptr_t sig, uint64_t value, gas_signal_op_t op)
+{
+    gas_status_t st = gas_gs_check(call);
+    if (st != GAS_OK)
+        return st;
+    if (op != GAS_SIGNAL_SET && op != GAS_SIGNAL_ADD)
+        return gas_rt_error(GAS_ERR_INVALID, call, "unknown signal operation %d", (int)op);
+    if (n > 0 && src == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, call, "the source buffer is NULL (%zu bytes)", n);
+    const gas_layout_t *sl, *dl = NULL;
+    uint64_t sidx, didx = 0;
+    st = gas_gs_resolve(call, "signal", sig, 8, &sl, &sidx);
+    if (st != GAS_OK)
+        return st;
+    struct gas_gs_piece sp = gas_gs_piece_at(sl, sidx, 8);
+    if (sp.off % 8 != 0 || sp.len != 8)
+        return gas_rt_error(GAS_ERR_ALIGN, call,
+                            "the signal word at rank %d offset %llu is not 8-byte aligned", sp.rank,
+                            (unsigned long long)sp.off);
+    if (n > 0 && (st = gas_gs_resolve(call, "destination", dst, n, &dl, &didx)) != GAS_OK)
+        return st;
+    gas_tl_peer_t *speer;
+    if ((st = gas_tl_peer(sp.rank, &speer)) != GAS_OK)
+        return st;
+    if (n > 0) {
+        struct gas_gs_piece first = gas_gs_piece_at(dl, didx, n);
+        if (first.len == n && first.rank == sp.rank) {
+            st = gas_tl_put_signal(speer, first.off, src, n, sp.off, value, op, NULL);
+            if (st != GAS_ERR_UNSUPPORTED)
+                return st == GAS_INPROGRESS ? GAS_OK : st;
+        }
+        int others = 0;
+        const char *b = src;
+        for (uint64_t left = n, i = didx; left > 0;) {
+            struct gas_gs_piece pc = gas_gs_piece_at(dl, i, left);
+            gas_tl_peer_t *peer;
+            if ((st = gas_tl_peer(pc.rank, &peer)) != GAS_OK)
+                return st;
+            st = gas_tl_put(peer, pc.off, b, pc.len, NULL);
+            if (st < 0)
+                return st;
+            others |= pc.rank != sp.rank;
+            b += pc.len;
+            i += pc.len;
+            left -= pc.len;
+        }
+        st = others ? gas_tl_quiet_all() : gas_tl_fence_all();
+        if (st != GAS_OK)
+            return st;
+    }
+    gas_tl_amo_t a = {.op = op == GAS_SIGNAL_ADD ? GAS_AMO_ADD : GAS_AMO_SET, .width = 8,
+                      .offset = sp.off, .operand = value};
+    st = gas_tl_amo(speer, &a, NULL);
+    return st == GAS_INPROGRESS ? GAS_OK : st;
+}
+
+GAS_EXPORT gas_status_t gas_put_signal(gas_ptr_t dst, const void *src, size_t nbytes,
+                                       gas_ptr_t sig, uint64_t value, gas_signal_op_t op)
+{
+    return put_signal("gas_put_signal", dst, src, nbytes, sig, value, op);
+}
+
+GAS_EXPORT gas_status_t gas_put_signal_nbi(gas_ptr_t dst, const void *src, size_t nbytes,
+                                           gas_ptr_t sig, uint64_t value, gas_signal_op_t op)
+{
+    return put_signal("gas_put_signal_nbi", dst, src, nbytes, sig, value, op);
+}
+
+struct wait_arg {
+    const void *ivar;
+    unsigned width;
+    int is_signed;
+    gas_cmp_t cmp;
+    uint64_t value;
+};
+
+static int compare(const struct wait_arg *w, uint64_t cur)
+{
+    int c;
+    if (w->is_signed) {
+        int64_t a = w->width == 4 ? (int64_t)(int32_t)cur : (int64_t)cur;
+        int64_t b = w->width == 4 ? (int64_t)(int32_t)w->value : (int64_t)w->value;
+        c = (a > b) - (a < b);
+    } else {
+        c = (cur > w->value) - (cur < w->value);
+    }
+    switch (w->cmp) {
+    case GAS_CMP_EQ: return c == 0;
+    case GAS_CMP_NE: return c != 0;
+    case GAS_CMP_GT: return c > 0;
+    case GAS_CMP_GE: return c >= 0;
+    case GAS_CMP_LT: return c < 0;
+    case GAS_CMP_LE: return c <= 0;
+    }
+    return 0;
+}
+
+static int wait_cond(void *arg)
+{
+    const struct wait_arg *w = arg;
+    uint64_t cur = w->width == 4 ? __atomic_load_n((const uint32_t *)w->ivar, __ATOMIC_ACQUIRE)
+                                 : __atomic_load_n((const uint64_t *)w->ivar, __ATOMIC_ACQUIRE);
+    return compare(w, cur);
+}
+
+static gas_status_t wait_until(const char *call, struct wait_arg *w)
+{
+    gas_status_t st = gas_gs_check(call);
+    if (st != GAS_OK)
+        return st;
+    if (w->ivar == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, call, "ivar is NULL");
+    if ((uintptr_t)w->ivar % w->width != 0)
+        return gas_rt_error(GAS_ERR_ALIGN, call, "ivar %p is not %u-byte aligned", w->ivar,
+                            w->width);
+    if ((unsigned)w->cmp > GAS_CMP_LE)
+        return gas_rt_error(GAS_ERR_INVALID, call, "unknown comparison %d", (int)w->cmp);
+    char what[96];
+    snprintf(what, sizeof what, "the value at %p to satisfy the condition", w->ivar);
+    return gas_rt_wait(wait_cond, w, call, what);
+}
+
+GAS_EXPORT gas_status_t gas_wait_until_i32(const int32_t *ivar, gas_cmp_t cmp, int32_t value)
+{
+    struct wait_arg w = {ivar, 4, 1, cmp, (uint32_t)value};
+    return wait_until("gas_wait_until_i32", &w);
+}
+
+GAS_EXPORT gas_status_t gas_wait_until_u32(const uint32_t *ivar, gas_cmp_t cmp, uint32_t value)
+{
+    struct wait_arg w = {ivar, 4, 0, cmp, value};
+    return wait_until("gas_wait_until_u32", &w);
+}
+
+GAS_EXPORT gas_status_t gas_wait_until_i64(const int64_t *ivar, gas_cmp_t cmp, int64_t value)
+{
+    struct wait_arg w = {ivar, 8, 1, cmp, (uint64_t)value};
+    return wait_until("gas_wait_until_i64", &w);
+}
+
+GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, uint64_t value)
+{
+    struct wait_arg w = {ivar, 8, 0, cmp, value};
+    return wait_until("gas_wait_until_u64", &w);
+}

@@ -1,0 +1,58 @@
+/* state.c - the gas/ layer's process state, started and stopped by runtime/init.c. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct gas_gs_state gas_gs = {.phase = GAS_GS_NEVER, .rank = -1, .seg = {.fd = -1}};
+
+gas_status_t gas_gs_start(int rank, int nranks, const struct gas_al_segment *seg)
+{
+    unsigned rbits, obits;
+    gas_gs_split_compute((uint64_t)nranks, &rbits, &obits);
+    if (obits < 64 && seg->size > (1ull << obits))
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                            "GAS_SEGMENT_SIZE=%llu exceeds the 2^%u-byte window of a %d-rank job; "
+                            "lower GAS_SEGMENT_SIZE",
+                            (unsigned long long)seg->size, obits, nranks);
+    gas_gs.rank = rank;
+    gas_gs.nranks = nranks;
+    gas_gs.seg = *seg;
+    gas_gs.barrier_epoch = 0;
+    gas_status_t st = gas_al_heap_init(&gas_gs.heap, GAS_AL_RESERVED_BYTES, seg->size);
+    if (st != GAS_OK)
+        return gas_rt_error(st, "gas_init", "no memory for the symmetric heap's bookkeeping");
+    gas_ptr_split_ = (gas_ptr_split_t){
+        .offset_bits = obits, .rank_bits = rbits,
+        .offset_mask = obits >= 64 ? UINT64_MAX : (1ull << obits) - 1,
+        .rank = rank, .local_base = seg->base, .segment_size = seg->size,
+    };
+    gas_gs.phase = GAS_GS_UP;
+    return GAS_OK;
+}
+
+void gas_gs_stop(void)
+{
+    gas_al_heap_fini(&gas_gs.heap);
+    free(gas_gs.allocs);
+    gas_gs.allocs = NULL;
+    gas_gs.nallocs = gas_gs.allocs_cap = 0;
+    gas_gs.phase = GAS_GS_DOWN;
+    gas_ptr_split_.rank = -1;
+    gas_ptr_split_.local_base = NULL;
+}
+
+GAS_EXPORT int gas_initialized(void)
+{
+    return gas_gs.phase == GAS_GS_UP;
+}
+
+GAS_EXPORT int gas_rank(void)
+{
+    return gas_gs.phase == GAS_GS_UP ? gas_gs.rank : -1;
+}
+
+GAS_EXPORT int gas_nranks(void)
+{
+    return gas_gs.phase == GAS_GS_UP ? gas_gs.nranks : 0;
+}

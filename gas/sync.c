@@ -1,0 +1,109 @@
+/*
+ * sync.c - fence, quiet and the barrier.
+ *
+ * The barrier is a dissemination barrier built from put_signal into scratch
+ * space at a fixed offset of every segment: in round k rank r sends to
+ * (r + 2^k) mod P and waits for the signal from (r - 2^k) mod P.  Each round
+ * counter only grows (barrier e waits for count >= e), so no reset is needed.
+ * Every message also carries the min and max of a 64-bit value seen so far,
+ * which lets collective calls check that all ranks passed the same arguments
+ * at no extra cost (min/max are idempotent, so the overlap of dissemination
+ * rounds does no harm).  Value slots alternate by barrier parity: a sender
+ * cannot be two barriers ahead of its receiver.
+ */
+#include "internal.h"
+#include "runtime/wait.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define GAS_GS_BARRIER_ROUNDS 32
+
+struct barrier_area {
+    uint64_t count[GAS_GS_BARRIER_ROUNDS];
+    uint64_t vals[2][GAS_GS_BARRIER_ROUNDS][2]; /* [parity][round] = {min, max} */
+};
+
+_Static_assert(sizeof(struct barrier_area) <= GAS_AL_SCRATCH_BYTES, "barrier scratch too large");
+
+#define BARRIER_OFF GAS_AL_SCRATCH_OFFSET
+
+static struct barrier_area *local_area(void)
+{
+    return (struct barrier_area *)(void *)(gas_gs.seg.base + BARRIER_OFF);
+}
+
+GAS_EXPORT gas_status_t gas_fence(void)
+{
+    gas_status_t st = gas_gs_check("gas_fence");
+    return st != GAS_OK ? st : gas_tl_fence_all();
+}
+
+GAS_EXPORT gas_status_t gas_quiet(void)
+{
+    gas_status_t st = gas_gs_check("gas_quiet");
+    return st != GAS_OK ? st : gas_tl_quiet_all();
+}
+
+struct round_wait {
+    const uint64_t *count;
+    uint64_t epoch;
+};
+
+static int round_arrived(void *arg)
+{
+    const struct round_wait *w = arg;
+    return __atomic_load_n(w->count, __ATOMIC_ACQUIRE) >= w->epoch;
+}
+
+gas_status_t gas_gs_barrier_check(const char *call, uint64_t value, int *agree_p)
+{
+    gas_status_t st = gas_tl_quiet_all();
+    if (st != GAS_OK)
+        return st;
+    int P = gas_gs.nranks, me = gas_gs.rank;
+    uint64_t e = ++gas_gs.barrier_epoch;
+    int parity = (int)(e & 1);
+    uint64_t mm[2] = {value, value};
+    struct barrier_area *area = local_area();
+    for (int k = 0, dist = 1; dist < P; k++, dist <<= 1) {
+        int to = (me + dist) % P, from = (me - dist % P + P) % P;
+        gas_tl_peer_t *peer;
+        if ((st = gas_tl_peer(to, &peer)) != GAS_OK)
+            return st;
+        uint64_t voff = BARRIER_OFF + offsetof(struct barrier_area, vals) +
+                        ((size_t)parity * GAS_GS_BARRIER_ROUNDS + (size_t)k) * 16;
+        uint64_t coff = BARRIER_OFF + offsetof(struct barrier_area, count) + (size_t)k * 8;
+        st = gas_tl_put_signal(peer, voff, mm, sizeof mm, coff, 1, GAS_SIGNAL_ADD, NULL);
+        if (st == GAS_ERR_UNSUPPORTED) {
+            gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .offset = coff, .operand = 1};
+            st = gas_tl_put(peer, voff, mm, sizeof mm, NULL);
+            if (st >= 0)
+                st = peer->ops->fence();
+            if (st >= 0)
+                st = gas_tl_amo(peer, &a, NULL);
+        }
+        if (st < 0)
+            return st;
+        struct round_wait w = {&area->count[k], e};
+        char what[80];
+        snprintf(what, sizeof what, "round %d of barrier %llu (a signal from rank %d)", k,
+                 (unsigned long long)e, from);
+        if ((st = gas_rt_wait(round_arrived, &w, call, what)) != GAS_OK)
+            return st;
+        const uint64_t *got = area->vals[parity][k];
+        if (got[0] < mm[0])
+            mm[0] = got[0];
+        if (got[1] > mm[1])
+            mm[1] = got[1];
+    }
+    if (agree_p)
+        *agree_p = mm[0] == mm[1];
+    return GAS_OK;
+}
+
+GAS_EXPORT gas_status_t gas_barrier(void)
+{
+    gas_status_t st = gas_gs_check("gas_barrier");
+    return st != GAS_OK ? st : gas_gs_barrier_check("gas_barrier", 0, NULL);
+}

@@ -1,0 +1,173 @@
+/*
+ * boot_gasrun.c - bootstrap for a rank started by gasrun: speaks the protocol of
+ * boot_wire.h over the inherited socket named by GASRUN_BOOT_FD.  Requests are
+ * serialised by a mutex (a lazy peer lookup may come from any thread).
+ */
+#include "boot.h"
+#include "boot_wire.h"
+#include "error.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int boot_fd = -1;
+static pthread_mutex_t boot_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static gas_status_t lost(const char *what, int rc)
+{
+    return gas_rt_error(GAS_ERR_BOOTSTRAP, what, "lost the connection to gasrun: %s",
+                        strerror(-rc));
+}
+
+/* Send one request and, when `want` is nonzero, read its reply. */
+static gas_status_t request(const char *what, unsigned type, const void *payload, size_t len,
+                            unsigned *rtype_p, void **reply_p, size_t *rlen_p)
+{
+    pthread_mutex_lock(&boot_lock);
+    int rc = gas_boot_wire_send(boot_fd, type, payload, len);
+    if (rc == 0 && rtype_p)
+        rc = gas_boot_wire_recv(boot_fd, rtype_p, reply_p, rlen_p);
+    pthread_mutex_unlock(&boot_lock);
+    return rc == 0 ? GAS_OK : lost(what, rc);
+}
+
+static gas_status_t gasrun_kv_put(const char *key, const void *val, size_t len)
+{
+    size_t klen = strlen(key) + 1;
+    unsigned char *msg = malloc(klen + len);
+    if (msg == NULL)
+        return GAS_ERR_NOMEM;
+    memcpy(msg, key, klen);
+    memcpy(msg + klen, val, len);
+    gas_status_t st = request("bootstrap kv_put", GAS_BOOT_KV_PUT, msg, klen + len, NULL, NULL,
+                              NULL);
+    free(msg);
+    return st;
+}
+
+static gas_status_t gasrun_kv_get(int rank, const char *key, void **val_p, size_t *len_p)
+{
+    size_t klen = strlen(key) + 1;
+    unsigned char *msg = malloc(4 + klen);
+    if (msg == NULL)
+        return GAS_ERR_NOMEM;
+    gas_boot_put_u32(msg, (uint32_t)rank);
+    memcpy(msg + 4, key, klen);
+    unsigned type;
+    void *reply = NULL;
+    size_t rlen;
+    gas_status_t st = request("bootstrap kv_get", GAS_BOOT_KV_GET, msg, 4 + klen, &type, &reply,
+                              &rlen);
+    free(msg);
+    if (st != GAS_OK)
+        return st;
+    if (type == GAS_BOOT_KV_VALUE) {
+        *val_p = reply;
+        *len_p = rlen;
+        return GAS_OK;
+    }
+    free(reply);
+    return type == GAS_BOOT_KV_MISSING
+               ? GAS_ERR_INVALID
+               : gas_rt_error(GAS_ERR_BOOTSTRAP, "bootstrap kv_get", "unexpected reply %u", type);
+}
+
+static gas_status_t gasrun_barrier(void)
+{
+    unsigned type;
+    void *reply = NULL;
+    size_t rlen;
+    gas_status_t st = request("bootstrap barrier", GAS_BOOT_BARRIER, NULL, 0, &type, &reply,
+                              &rlen);
+    free(reply);
+    if (st == GAS_OK && type != GAS_BOOT_BARRIER_DONE)
+        return gas_rt_error(GAS_ERR_BOOTSTRAP, "bootstrap barrier", "unexpected reply %u", type);
+    return st;
+}
+
+static void gasrun_abort(int code, const char *msg)
+{
+    size_t mlen = msg ? strlen(msg) : 0;
+    unsigned char *buf = malloc(4 + mlen);
+    if (buf == NULL)
+        return;
+    gas_boot_put_u32(buf, (uint32_t)code);
+    if (mlen)
+        memcpy(buf + 4, msg, mlen);
+    /* No lock: the abort may come from a thread that holds it; a torn message
+     * only makes gasrun see a broken connection, which also ends the job. */
+    gas_boot_wire_send(boot_fd, GAS_BOOT_ABORT, buf, 4 + mlen);
+    free(buf);
+}
+
+static void gasrun_fini(void)
+{
+    request("bootstrap fini", GAS_BOOT_FINI, NULL, 0, NULL, NULL, NULL);
+    close(boot_fd);
+    boot_fd = -1;
+}
+
+static int env_int(const char *name, long lo, long hi, long *out)
+{
+    const char *s = getenv(name);
+    char *end;
+    if (s == NULL)
+        return -1;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+gas_status_t gas_rt_boot_gasrun_open(struct gas_rt_boot *b, const char *fd_text)
+{
+    long fd, rank, nranks, lrank = 0, lsize = 1;
+    if (env_int("GASRUN_BOOT_FD", 0, 1 << 20, &fd) || env_int("GASRUN_RANK", 0, INT32_MAX, &rank) ||
+        env_int("GASRUN_NRANKS", 1, INT32_MAX, &nranks) || rank >= nranks)
+        return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
+                            "GASRUN_BOOT_FD=%s but GASRUN_RANK/GASRUN_NRANKS are missing or bad; "
+                            "start the program with gasrun", fd_text);
+    env_int("GASRUN_LOCAL_RANK", 0, INT32_MAX, &lrank);
+    env_int("GASRUN_LOCAL_SIZE", 1, INT32_MAX, &lsize);
+    const char *key = getenv("GASRUN_JOB_KEY"), *id = getenv("GASRUN_JOB_ID");
+    if (fcntl((int)fd, F_GETFD) < 0)
+        return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init", "GASRUN_BOOT_FD=%ld is not open: %s",
+                            fd, strerror(errno));
+    fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+    boot_fd = (int)fd;
+    *b = (struct gas_rt_boot){
+        .name = "gasrun",
+        .rank = (int)rank, .nranks = (int)nranks,
+        .local_rank = (int)lrank, .local_size = (int)lsize,
+        .job_key = key ? strtoull(key, NULL, 16) : 0,
+        .job_id = id ? (uint32_t)strtoul(id, NULL, 16) : 0,
+        .kv_put = gasrun_kv_put, .kv_get = gasrun_kv_get, .barrier = gasrun_barrier,
+        .abort = gasrun_abort, .fini = gasrun_fini,
+    };
+    unsigned char hello[20];
+    gas_boot_put_u32(hello, GAS_BOOT_WIRE_VERSION);
+    gas_boot_put_u64(hello + 4, b->job_key);
+    gas_boot_put_u32(hello + 12, (uint32_t)rank);
+    gas_boot_put_u32(hello + 16, (uint32_t)getpid());
+    unsigned type;
+    void *reply = NULL;
+    size_t rlen;
+    gas_status_t st = request("gas_init", GAS_BOOT_HELLO, hello, sizeof hello, &type, &reply,
+                              &rlen);
+    if (st != GAS_OK)
+        return st;
+    uint32_t n = rlen >= 4 ? gas_boot_get_u32(reply) : 0;
+    free(reply);
+    if (type != GAS_BOOT_HELLO_OK || n != (uint32_t)nranks)
+        return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
+                            "gasrun refused this rank (reply %u, %u ranks; expected %ld)", type, n,
+                            nranks);
+    return GAS_OK;
+}

@@ -1,0 +1,332 @@
+/* config.c - parsing and lookup of the configuration table (see config.h). */
+#include "config.h"
+#include "error.h"
+#include "log.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+const struct gas_rt_config_def gas_rt_config_defs[GAS_CFG_COUNT] = {
+#define GAS_CONFIG_ROW(ID, TYPE, DEF, CHOICES, DOC) \
+    [GAS_CFG_##ID] = {#ID, GAS_CFG_T_##TYPE, DEF, CHOICES, DOC},
+#include "config_defs.h"
+#undef GAS_CONFIG_ROW
+};
+
+struct value {
+    uint64_t num;
+    char text[256];
+    char source[160];
+};
+
+static struct value values[GAS_CFG_COUNT];
+static int loaded;
+
+/* Index of `word` (length len) in "a|b|c", or -1. */
+static int choice_index(const char *choices, const char *word)
+{
+    int idx = 0;
+    size_t wlen = strlen(word);
+    for (const char *p = choices; *p; idx++) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == wlen && strncasecmp(p, word, len) == 0)
+            return idx;
+        if (!bar)
+            break;
+        p = bar + 1;
+    }
+    return -1;
+}
+
+static int parse_scaled(const char *text, int is_time, uint64_t *num_p, const char **why_p)
+{
+    errno = 0;
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || errno != 0 || v < 0) {
+        *why_p = is_time ? "not a duration (use e.g. 30s, 500ms, 20us)"
+                         : "not a size (use e.g. 4096, 512m, 4g)";
+        return -1;
+    }
+    while (*end == ' ')
+        end++;
+    double scale = 1;
+    if (is_time) {
+        scale = 1e9;
+        if (*end == '\0' || strcasecmp(end, "s") == 0) scale = 1e9;
+        else if (strcasecmp(end, "ms") == 0) scale = 1e6;
+        else if (strcasecmp(end, "us") == 0) scale = 1e3;
+        else if (strcasecmp(end, "ns") == 0) scale = 1;
+        else if (strcasecmp(end, "m") == 0 || strcasecmp(end, "min") == 0) scale = 60e9;
+        else { *why_p = "unknown time unit (use s, ms, us, ns or min)"; return -1; }
+    } else {
+        char u = (char)tolower((unsigned char)*end);
+        const char *rest = *end ? end + 1 : end;
+        switch (u) {
+        case '\0': scale = 1; break;
+        case 'k': scale = 1024.0; break;
+        case 'm': scale = 1024.0 * 1024; break;
+        case 'g': scale = 1024.0 * 1024 * 1024; break;
+        case 't': scale = 1024.0 * 1024 * 1024 * 1024; break;
+        case 'p': scale = 1024.0 * 1024 * 1024 * 1024 * 1024; break;
+        case 'e': scale = 1024.0 * 1024 * 1024 * 1024 * 1024 * 1024; break;
+        default: *why_p = "unknown size unit (use k, m, g, t, p or e)"; return -1;
+        }
+        if (u && *rest && strcasecmp(rest, "b") != 0 && strcasecmp(rest, "ib") != 0) {
+            *why_p = "unknown size unit (use k, m, g, t, p or e)";
+            return -1;
+        }
+    }
+    double r = v * scale;
+    if (r >= 18446744073709551615.0) {
+        *why_p = "too large";
+        return -1;
+    }
+    *num_p = (uint64_t)r;
+    return 0;
+}
+
+int gas_rt_config_parse(enum gas_rt_config_type type, const char *choices, const char *text,
+                        uint64_t *num_p, const char **why_p)
+{
+    switch (type) {
+    case GAS_CFG_T_SIZE:
+        return parse_scaled(text, 0, num_p, why_p);
+    case GAS_CFG_T_TIME:
+        return parse_scaled(text, 1, num_p, why_p);
+    case GAS_CFG_T_UINT: {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(text, &end, 0);
+        if (end == text || *end != '\0' || errno != 0 || text[0] == '-') {
+            *why_p = "not a non-negative integer";
+            return -1;
+        }
+        *num_p = v;
+        return 0;
+    }
+    case GAS_CFG_T_BOOL: {
+        int t = choice_index("y|yes|1|on|true", text);
+        int f = choice_index("n|no|0|off|false", text);
+        if (t < 0 && f < 0) {
+            *why_p = "not a boolean (use y/yes/1/on or n/no/0/off)";
+            return -1;
+        }
+        *num_p = t >= 0;
+        return 0;
+    }
+    case GAS_CFG_T_ENUM: {
+        int i = choice_index(choices, text);
+        if (i < 0) {
+            *why_p = "not one of the allowed values";
+            return -1;
+        }
+        *num_p = (uint64_t)i;
+        return 0;
+    }
+    case GAS_CFG_T_STRING:
+        *num_p = 0;
+        return 0;
+    }
+    *why_p = "unknown type";
+    return -1;
+}
+
+static int find(const char *name)
+{
+    if (strncmp(name, "GAS_", 4) == 0)
+        name += 4;
+    for (int i = 0; i < GAS_CFG_COUNT; i++)
+        if (strcmp(gas_rt_config_defs[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static gas_status_t set_value(int id, const char *text, const char *source)
+{
+    const struct gas_rt_config_def *d = &gas_rt_config_defs[id];
+    const char *why = NULL;
+    uint64_t num;
+    if (gas_rt_config_parse(d->type, d->choices, text, &num, &why) != 0) {
+        if (d->type == GAS_CFG_T_ENUM)
+            return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_%s='%s' (from %s): %s (%s)",
+                                d->name, text, source, why, d->choices);
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_%s='%s' (from %s): %s", d->name,
+                            text, source, why);
+    }
+    values[id].num = num;
+    snprintf(values[id].text, sizeof values[id].text, "%s", text);
+    snprintf(values[id].source, sizeof values[id].source, "%s", source);
+    return GAS_OK;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t row[64];
+    if (lb >= 63 || la >= 63)
+        return 99;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t prev = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cur = row[j];
+            size_t cost = toupper((unsigned char)a[i - 1]) != toupper((unsigned char)b[j - 1]);
+            size_t best = prev + cost;
+            if (row[j] + 1 < best) best = row[j] + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            prev = cur;
+        }
+    }
+    return row[lb];
+}
+
+const char *gas_rt_config_nearest(const char *name)
+{
+    if (strncmp(name, "GAS_", 4) == 0)
+        name += 4;
+    const char *best = NULL;
+    size_t best_d = 4;
+    for (int i = 0; i < GAS_CFG_COUNT; i++) {
+        size_t d = edit_distance(name, gas_rt_config_defs[i].name);
+        if (d < best_d) {
+            best_d = d;
+            best = gas_rt_config_defs[i].name;
+        }
+    }
+    return best;
+}
+
+static gas_status_t load_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_CONFIG_FILE='%s': cannot open: %s",
+                            path, strerror(errno));
+    char line[512];
+    int lineno = 0;
+    gas_status_t st = GAS_OK;
+    while (st == GAS_OK && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *p = line;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p == '#' || *p == '\0')
+            continue;
+        char *eq = strchr(p, '=');
+        char *end = p + strlen(p);
+        while (end > p && isspace((unsigned char)end[-1]))
+            *--end = '\0';
+        if (eq == NULL) {
+            st = gas_rt_error(GAS_ERR_INVALID, "gas_init", "%s:%d: expected NAME=VALUE", path,
+                              lineno);
+            break;
+        }
+        char *nend = eq;
+        while (nend > p && isspace((unsigned char)nend[-1]))
+            nend--;
+        *nend = '\0';
+        char *val = eq + 1;
+        while (isspace((unsigned char)*val))
+            val++;
+        int id = find(p);
+        char src[160];
+        snprintf(src, sizeof src, "file:%s:%d", path, lineno);
+        if (id < 0) {
+            const char *near = gas_rt_config_nearest(p);
+            gas_log_warn("config", "%s: unknown setting '%s'%s%s%s", src, p,
+                         near ? " (did you mean GAS_" : "", near ? near : "", near ? "?)" : "");
+            continue;
+        }
+        st = set_value(id, val, src);
+    }
+    fclose(f);
+    return st;
+}
+
+void gas_rt_config_reset(void)
+{
+    loaded = 0;
+}
+
+gas_status_t gas_rt_config_load(void)
+{
+    if (loaded)
+        return GAS_OK;
+    for (int i = 0; i < GAS_CFG_COUNT; i++) {
+        gas_status_t st = set_value(i, gas_rt_config_defs[i].def, "default");
+        if (st != GAS_OK)
+            return st;
+    }
+    /* The log level first, so the rest of loading logs at the chosen level. */
+    const char *lvl = getenv("GAS_LOG_LEVEL");
+    if (lvl && set_value(GAS_CFG_LOG_LEVEL, lvl, "env") == GAS_OK)
+        gas_rt_log_level_ = (int)values[GAS_CFG_LOG_LEVEL].num;
+    const char *file = getenv("GAS_CONFIG_FILE");
+    if (file && *file) {
+        gas_status_t st = load_file(file);
+        if (st != GAS_OK)
+            return st;
+    }
+    for (char **e = environ; *e; e++) {
+        if (strncmp(*e, "GAS_", 4) != 0)
+            continue;
+        const char *eq = strchr(*e, '=');
+        if (eq == NULL)
+            continue;
+        char name[128];
+        size_t nlen = (size_t)(eq - *e);
+        if (nlen >= sizeof name)
+            nlen = sizeof name - 1;
+        memcpy(name, *e, nlen);
+        name[nlen] = '\0';
+        int id = find(name);
+        if (id < 0) {
+            const char *near = gas_rt_config_nearest(name);
+            gas_log_warn("config", "unknown variable %s ignored%s%s%s", name,
+                         near ? " (did you mean GAS_" : "", near ? near : "",
+                         near ? "?)" : "");
+            continue;
+        }
+        gas_status_t st = set_value(id, eq + 1, "env");
+        if (st != GAS_OK)
+            return st;
+    }
+    gas_rt_log_level_ = (int)values[GAS_CFG_LOG_LEVEL].num;
+    loaded = 1;
+    return GAS_OK;
+}
+
+uint64_t gas_rt_config_size(enum gas_rt_config_id id)
+{
+    return values[id].num;
+}
+
+uint64_t gas_rt_config_ns(enum gas_rt_config_id id)
+{
+    return values[id].num;
+}
+
+int gas_rt_config_enum(enum gas_rt_config_id id)
+{
+    return (int)values[id].num;
+}
+
+const char *gas_rt_config_str(enum gas_rt_config_id id)
+{
+    return values[id].text;
+}
+
+const char *gas_rt_config_source(enum gas_rt_config_id id)
+{
+    return values[id].source;
+}

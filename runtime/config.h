@@ -1,0 +1,57 @@
+/*
+ * config.h - the configuration table (see config_defs.h for the rows).
+ *
+ * gas_rt_config_load() reads defaults, then GAS_CONFIG_FILE, then GAS_*
+ * environment variables, remembering where each value came from.  Unknown
+ * GAS_* variables draw a warning with the nearest known name.
+ */
+#ifndef GAS_RT_CONFIG_H
+#define GAS_RT_CONFIG_H
+
+#include <gas.h>
+#include <stdint.h>
+
+enum gas_rt_config_type {
+    GAS_CFG_T_SIZE, GAS_CFG_T_UINT, GAS_CFG_T_BOOL, GAS_CFG_T_TIME, GAS_CFG_T_ENUM,
+    GAS_CFG_T_STRING
+};
+
+enum gas_rt_config_id {
+#define GAS_CONFIG_ROW(ID, TYPE, DEF, CHOICES, DOC) GAS_CFG_##ID,
+#include "config_defs.h"
+#undef GAS_CONFIG_ROW
+    GAS_CFG_COUNT
+};
+
+struct gas_rt_config_def {
+    const char *name;        /* without the GAS_ prefix */
+    enum gas_rt_config_type type;
+    const char *def;
+    const char *choices;
+    const char *doc;
+};
+
+extern const struct gas_rt_config_def gas_rt_config_defs[GAS_CFG_COUNT];
+
+/*
+ * Load the table (idempotent until gas_rt_config_reset).  Returns
+ * GAS_ERR_INVALID with a message naming the variable on a bad value.
+ */
+gas_status_t gas_rt_config_load(void);
+void gas_rt_config_reset(void);
+
+/* Parse one value of a given type; 0 on success, -1 with *why_p set. */
+int gas_rt_config_parse(enum gas_rt_config_type type, const char *choices, const char *text,
+                        uint64_t *num_p, const char **why_p);
+
+/* Typed readers (the table must be loaded). */
+uint64_t gas_rt_config_size(enum gas_rt_config_id id);   /* SIZE, UINT, BOOL */
+uint64_t gas_rt_config_ns(enum gas_rt_config_id id);     /* TIME, in ns */
+int gas_rt_config_enum(enum gas_rt_config_id id);        /* index into choices */
+const char *gas_rt_config_str(enum gas_rt_config_id id); /* the text as set */
+const char *gas_rt_config_source(enum gas_rt_config_id id); /* "default", "env", "file:..." */
+
+/* The closest known name to an unknown one (NULL when nothing is close). */
+const char *gas_rt_config_nearest(const char *name);
+
+#endif

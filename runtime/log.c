@@ -1,0 +1,42 @@
+/* log.c - formatting and output of log lines (see log.h). */
+#include "log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int gas_rt_log_level_ = GAS_LOG_WARN;
+int gas_rt_log_rank_ = -1;
+
+static const char *const level_names[] = {"FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"};
+
+void gas_rt_log_emit(int level, const char *subsys, const char *file, int line,
+                     const char *fmt, ...)
+{
+    int saved = errno;
+    char buf[1024];
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    int n;
+    if (gas_rt_log_rank_ >= 0)
+        n = snprintf(buf, sizeof buf, "[gas r%d] %s %s %s:%d: ", gas_rt_log_rank_,
+                     level_names[level], subsys, base, line);
+    else
+        n = snprintf(buf, sizeof buf, "[gas] %s %s %s:%d: ", level_names[level], subsys,
+                     base, line);
+    if (n < 0 || (size_t)n >= sizeof buf)
+        n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > sizeof buf - 2)
+        len = sizeof buf - 2;
+    buf[len++] = '\n';
+    ssize_t w = write(STDERR_FILENO, buf, len);
+    (void)w;
+    errno = saved;
+}

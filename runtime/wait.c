@@ -1,0 +1,118 @@
+/* wait.c - spin-then-sleep waits on a futex doorbell, and the progress hooks. */
+#include "wait.h"
+#include "clock.h"
+#include "error.h"
+#include "log.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MAX_PROGRESS_HOOKS 8
+#define SLEEP_SLICE_NS 2000000u /* re-check at least this often while asleep */
+
+static gas_rt_progress_fn hooks[MAX_PROGRESS_HOOKS];
+static int nhooks;
+
+static gas_rt_doorbell_t fallback_bell;
+static gas_rt_doorbell_t *own_bell = &fallback_bell;
+static uint64_t spin_budget_ns = 20000;
+static uint64_t wait_timeout_ns;
+static uint64_t stall_warn_after_ns = 60000000000ull;
+
+int gas_rt_progress_register(gas_rt_progress_fn fn)
+{
+    if (nhooks == MAX_PROGRESS_HOOKS)
+        return -1;
+    hooks[nhooks++] = fn;
+    return 0;
+}
+
+void gas_rt_progress_reset(void)
+{
+    nhooks = 0;
+}
+
+int gas_rt_progress(void)
+{
+    int n = 0;
+    for (int i = 0; i < nhooks; i++)
+        n += hooks[i]();
+    return n;
+}
+
+void gas_rt_wait_setup(gas_rt_doorbell_t *own, uint64_t spin_ns, uint64_t timeout_ns,
+                       uint64_t stall_warn_ns)
+{
+    own_bell = own ? own : &fallback_bell;
+    spin_budget_ns = spin_ns;
+    wait_timeout_ns = timeout_ns;
+    stall_warn_after_ns = stall_warn_ns;
+}
+
+void gas_rt_doorbell_wake(gas_rt_doorbell_t *db)
+{
+    atomic_fetch_add_explicit(&db->seq, 1, memory_order_seq_cst);
+    syscall(SYS_futex, &db->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Sleep on the doorbell for at most slice_ns unless cond already holds. */
+static void doorbell_sleep(gas_rt_cond_fn cond, void *arg, uint64_t slice_ns)
+{
+    gas_rt_doorbell_t *db = own_bell;
+    uint32_t seq = atomic_load_explicit(&db->seq, memory_order_seq_cst);
+    atomic_fetch_add_explicit(&db->sleepers, 1, memory_order_seq_cst);
+    if (!cond(arg)) {
+        struct timespec ts = {.tv_sec = (time_t)(slice_ns / 1000000000u),
+                              .tv_nsec = (long)(slice_ns % 1000000000u)};
+        syscall(SYS_futex, &db->seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+    }
+    atomic_fetch_sub_explicit(&db->sleepers, 1, memory_order_seq_cst);
+}
+
+gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const char *call, const char *what)
+{
+    if (cond(arg))
+        return GAS_OK;
+    uint64_t start = gas_rt_now_ns();
+    uint64_t spin_end = start + spin_budget_ns;
+    unsigned i = 0;
+    for (;;) {
+        gas_rt_progress();
+        if (cond(arg))
+            return GAS_OK;
+        gas_rt_cpu_relax();
+        if ((++i & 63) == 0 && gas_rt_now_ns() >= spin_end)
+            break;
+    }
+    /* A few yields hand the core to a peer that may be about to answer. */
+    for (int y = 0; y < 4; y++) {
+        sched_yield();
+        gas_rt_progress();
+        if (cond(arg))
+            return GAS_OK;
+    }
+    int warned = 0;
+    for (;;) {
+        uint64_t now = gas_rt_now_ns();
+        uint64_t waited = now - start;
+        if (wait_timeout_ns && waited >= wait_timeout_ns)
+            return gas_rt_error(GAS_ERR_TIMEOUT, call,
+                                "waited %.1f s for %s (GAS_TIMEOUT); the peer may be dead or stuck",
+                                (double)waited / 1e9, what);
+        if (!warned && stall_warn_after_ns && waited >= stall_warn_after_ns) {
+            gas_log_warn("wait", "%s has waited %.0f s for %s", call, (double)waited / 1e9, what);
+            warned = 1;
+        }
+        uint64_t slice = SLEEP_SLICE_NS;
+        if (wait_timeout_ns && wait_timeout_ns - waited < slice)
+            slice = wait_timeout_ns - waited;
+        doorbell_sleep(cond, arg, slice);
+        gas_rt_progress();
+        if (cond(arg))
+            return GAS_OK;
+    }
+}

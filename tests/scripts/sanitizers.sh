@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Build the library, gasrun and the tests with AddressSanitizer + UndefinedBehaviorSanitizer
+# into build/asan, then run the unit tests and a set of multi-rank tests under them.
+# Any sanitizer report fails the run (halt_on_error, and UBSan is made fatal).
+set -u
+cd "$(dirname "$0")/../.."
+B=build/asan
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+if ! echo 'int main(void){return 0;}' | gcc -x c - $SAN -o /dev/null 2>/dev/null; then
+    echo "the compiler has no ASan/UBSan runtime"; exit 77
+fi
+make --no-print-directory -s BUILD=$B OPT="-O1 -g" EXTRA_CFLAGS="$SAN" \
+    $B/bin/gasrun $B/lib/libgas.a tests >/dev/null || { echo "sanitizer build failed"; exit 1; }
+export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export GAS_ERRORS=return GAS_LOG_LEVEL=fatal
+fail=0
+run() { # ranks binary
+    local n=$1; shift
+    if [ "$n" = - ]; then timeout 120 "$@"; else timeout 120 $B/bin/gasrun -n "$n" --timeout 110 "$@"; fi
+    local rc=$?
+    if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then echo "FAILED under sanitizers (rc=$rc): $*"; fail=1; fi
+}
+for t in $B/tests/unit/test_*; do run - "$t"; done
+for t in test_put_get test_sizes test_atomics test_order test_bad_input test_layout; do
+    [ -x $B/tests/mr/$t ] && run 3 $B/tests/mr/$t
+done
+[ $fail -eq 0 ] && echo "sanitizer runs clean"
+exit $fail

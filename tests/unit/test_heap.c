@@ -1,0 +1,100 @@
+/*
+ * Symmetric heap: random alloc/free sequences checked against a byte-map
+ * model (no overlap, inside bounds, aligned), exhaustion, coalescing, and
+ * determinism (two heaps fed the same sequence hand out the same offsets).
+ */
+#include "alloc/heap.h"
+#include "unit.h"
+
+#include <string.h>
+
+#define SPACE 65536u
+#define START 4096u
+
+static unsigned char owner[START + SPACE]; /* 0 = free, else allocation id */
+
+static void check_invariants(const struct gas_al_heap *h)
+{
+    uint64_t fr = 0, largest = 0, used = 0;
+    gas_al_heap_stats(h, &fr, &largest, &used);
+    UCHECK(fr + used == SPACE, "free %llu + used %llu != %u", (unsigned long long)fr,
+           (unsigned long long)used, SPACE);
+    for (size_t i = 1; i < h->nfree; i++)
+        UCHECK(h->free[i - 1].off + h->free[i - 1].len < h->free[i].off,
+               "free ranges %zu and %zu touch or overlap (not coalesced)", i - 1, i);
+}
+
+int main(void)
+{
+    struct gas_al_heap h, twin;
+    gas_al_heap_init(&h, START, START + SPACE);
+    gas_al_heap_init(&twin, START, START + SPACE);
+    struct { uint64_t off, len; int live; } allocs[512];
+    int n = 0;
+    unsigned long long seed = 12345;
+    for (int step = 0; step < 20000; step++) {
+        int live = 0;
+        for (int i = 0; i < n; i++)
+            live += allocs[i].live;
+        if (n < 512 && (unit_rand(&seed) % 3 != 0 || live == 0)) {
+            uint64_t len = 1 + unit_rand(&seed) % 3000;
+            uint64_t align = 1ull << (unit_rand(&seed) % 8);
+            uint64_t off = 0, off2 = 0;
+            gas_status_t st = gas_al_heap_alloc(&h, len, align, &off);
+            gas_status_t st2 = gas_al_heap_alloc(&twin, len, align, &off2);
+            UCHECK(st == st2 && (st != GAS_OK || off == off2), "heaps diverged at step %d", step);
+            if (st == GAS_OK) {
+                UCHECK(off % align == 0, "offset %llu not aligned to %llu", (unsigned long long)off,
+                       (unsigned long long)align);
+                UCHECK(off >= START && off + len <= START + SPACE, "allocation out of bounds");
+                for (uint64_t b = off; b < off + len; b++) {
+                    UCHECK(owner[b] == 0, "byte %llu handed out twice", (unsigned long long)b);
+                    owner[b] = 1;
+                }
+                allocs[n].off = off;
+                allocs[n].len = len;
+                allocs[n++].live = 1;
+            } else {
+                /* Exhaustion: the model must agree no aligned hole of len exists. */
+                UCHECK(st == GAS_ERR_NOSPACE, "unexpected status %d", st);
+                for (uint64_t b = START; b + len <= START + SPACE; b += align) {
+                    if (b % align)
+                        continue;
+                    int fits = 1;
+                    for (uint64_t k = b; k < b + len && fits; k++)
+                        fits = owner[k] == 0;
+                    UCHECK(!fits, "heap said full but %llu bytes at %llu are free",
+                           (unsigned long long)len, (unsigned long long)b);
+                    if (fits)
+                        break;
+                }
+            }
+        } else {
+            int i = (int)(unit_rand(&seed) % (unsigned)n);
+            if (!allocs[i].live)
+                continue;
+            UCHECK(gas_al_heap_free(&h, allocs[i].off) == GAS_OK, "free failed");
+            UCHECK(gas_al_heap_free(&twin, allocs[i].off) == GAS_OK, "twin free failed");
+            memset(owner + allocs[i].off, 0, allocs[i].len);
+            allocs[i].live = 0;
+            allocs[i] = allocs[--n];
+        }
+        check_invariants(&h);
+    }
+    /* Freeing an unknown offset is refused and changes nothing. */
+    UCHECK(gas_al_heap_free(&h, START + SPACE + 8) == GAS_ERR_INVALID, "free of a bogus offset");
+    /* Free everything: the heap coalesces back into one range. */
+    for (int i = 0; i < n; i++)
+        gas_al_heap_free(&h, allocs[i].off);
+    check_invariants(&h);
+    UCHECK(h.nfree == 1 && h.free[0].off == START && h.free[0].len == SPACE,
+           "not one range after freeing everything (%zu ranges)", h.nfree);
+    /* Exactly full, then one byte more fails. */
+    uint64_t off;
+    UCHECK(gas_al_heap_alloc(&h, SPACE, 1, &off) == GAS_OK && off == START, "whole-heap alloc");
+    UCHECK(gas_al_heap_alloc(&h, 1, 1, &off) == GAS_ERR_NOSPACE, "alloc from a full heap");
+    UCHECK(gas_al_heap_alloc(&h, 0, 1, &off) == GAS_ERR_INVALID, "zero-length alloc");
+    gas_al_heap_fini(&h);
+    gas_al_heap_fini(&twin);
+    return unit_finish("test_heap");
+}

@@ -1,0 +1,200 @@
+/*
+ * shm.c - the shared-memory transport: peers on the same node map each other's
+ * segments; put/get are memcpy, atomics are CPU atomics, and every operation
+ * completes before it returns.  No system call on the data path, except a
+ * futex wake when the target is asleep in a wait.
+ */
+#include "transport/transport.h"
+#include "alloc/segment.h"
+#include "runtime/boot_wire.h"
+#include "runtime/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern const struct gas_tl_ops gas_shm_ops;
+
+#define SHM_ADDR_LEN 24 /* node id u64, pid u32, memfd u32, size u64 */
+
+struct shm_peer {
+    gas_tl_peer_t base;
+    struct gas_al_seg_hdr *hdr;
+    int mapped;          /* 1 when we mapped it (a peer), 0 for our own segment */
+};
+
+static gas_tl_env_t env;
+
+static gas_status_t shm_init(const gas_tl_env_t *e)
+{
+    env = *e;
+    return GAS_OK;
+}
+
+static gas_status_t shm_addr_pack(void *buf, size_t cap, size_t *len_p)
+{
+    unsigned char *p = buf;
+    if (cap < SHM_ADDR_LEN)
+        return GAS_ERR_INTERNAL;
+    gas_boot_put_u64(p, env.node_id);
+    gas_boot_put_u32(p + 8, (uint32_t)getpid());
+    gas_boot_put_u32(p + 12, (uint32_t)env.seg_fd);
+    gas_boot_put_u64(p + 16, env.seg_size);
+    *len_p = SHM_ADDR_LEN;
+    return GAS_OK;
+}
+
+static int shm_reachable(const void *addr, size_t len)
+{
+    return len == SHM_ADDR_LEN && gas_boot_get_u64(addr) == env.node_id;
+}
+
+static gas_status_t shm_connect(int rank, const void *addr, size_t len, gas_tl_peer_t **peer_p)
+{
+    const unsigned char *a = addr;
+    struct shm_peer *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return GAS_ERR_NOMEM;
+    uint64_t size = gas_boot_get_u64(a + 16);
+    char *base = env.seg_base;
+    if (rank != env.rank) {
+        gas_status_t st = gas_al_segment_attach((pid_t)gas_boot_get_u32(a + 8),
+                                                (int)gas_boot_get_u32(a + 12), size, &base);
+        if (st != GAS_OK) {
+            free(p);
+            return st;
+        }
+        p->mapped = 1;
+    }
+    p->hdr = gas_al_seg_hdr(base);
+    if (__atomic_load_n(&p->hdr->magic, __ATOMIC_ACQUIRE) != GAS_AL_SEG_MAGIC ||
+        p->hdr->rank != rank) {
+        if (p->mapped)
+            gas_al_segment_detach(base, size);
+        free(p);
+        return gas_rt_error(GAS_ERR_PEER, "connect",
+                            "the shared segment published by rank %d does not carry its header",
+                            rank);
+    }
+    p->base = (gas_tl_peer_t){.ops = &gas_shm_ops, .rank = rank, .direct_base = base,
+                              .size = size};
+    *peer_p = &p->base;
+    return GAS_OK;
+}
+
+static gas_status_t shm_put(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
+                            gas_tl_comp_t *comp)
+{
+    struct shm_peer *p = (struct shm_peer *)peer;
+    memcpy(peer->direct_base + off, src, n);
+    gas_rt_doorbell_ring(&p->hdr->doorbell);
+    return GAS_OK;
+}
+
+static gas_status_t shm_get(gas_tl_peer_t *peer, void *dst, uint64_t off, size_t n,
+                            gas_tl_comp_t *comp)
+{
+    memcpy(dst, peer->direct_base + off, n);
+    return GAS_OK;
+}
+
+/* Apply one atomic of type T at addr; returns the old value. */
+#define SHM_AMO_APPLY(T, addr, a, old)                                                    \
+    do {                                                                                  \
+        T *x_ = (T *)(void *)(addr);                                                      \
+        T v_ = (T)(a)->operand;                                                           \
+        switch ((a)->op) {                                                                \
+        case GAS_AMO_FETCH: old = __atomic_load_n(x_, __ATOMIC_SEQ_CST); break;            \
+        case GAS_AMO_SET: __atomic_store_n(x_, v_, __ATOMIC_SEQ_CST); old = 0; break;      \
+        case GAS_AMO_SWAP: old = __atomic_exchange_n(x_, v_, __ATOMIC_SEQ_CST); break;     \
+        case GAS_AMO_CSWAP: {                                                             \
+            T c_ = (T)(a)->compare;                                                       \
+            __atomic_compare_exchange_n(x_, &c_, v_, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+            old = c_;                                                                     \
+            break;                                                                        \
+        }                                                                                 \
+        case GAS_AMO_ADD:                                                                 \
+        case GAS_AMO_FETCH_ADD: old = __atomic_fetch_add(x_, v_, __ATOMIC_SEQ_CST); break; \
+        case GAS_AMO_AND:                                                                 \
+        case GAS_AMO_FETCH_AND: old = __atomic_fetch_and(x_, v_, __ATOMIC_SEQ_CST); break; \
+        case GAS_AMO_OR:                                                                  \
+        case GAS_AMO_FETCH_OR: old = __atomic_fetch_or(x_, v_, __ATOMIC_SEQ_CST); break;   \
+        case GAS_AMO_XOR:                                                                 \
+        case GAS_AMO_FETCH_XOR: old = __atomic_fetch_xor(x_, v_, __ATOMIC_SEQ_CST); break; \
+        default: old = 0; break;                                                          \
+        }                                                                                 \
+    } while (0)
+
+static gas_status_t shm_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_comp_t *comp)
+{
+    struct shm_peer *p = (struct shm_peer *)peer;
+    char *addr = peer->direct_base + a->offset;
+    uint64_t old;
+    if (a->width == 4) {
+        uint32_t o;
+        SHM_AMO_APPLY(uint32_t, addr, a, o);
+        old = o;
+    } else {
+        uint64_t o;
+        SHM_AMO_APPLY(uint64_t, addr, a, o);
+        old = o;
+    }
+    if (a->result && gas_amo_fetches(a->op))
+        *a->result = old;
+    if (a->op != GAS_AMO_FETCH)
+        gas_rt_doorbell_ring(&p->hdr->doorbell);
+    return GAS_OK;
+}
+
+static gas_status_t shm_put_signal(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
+                                   uint64_t sig_off, uint64_t value, gas_signal_op_t op,
+                                   gas_tl_comp_t *comp)
+{
+    struct shm_peer *p = (struct shm_peer *)peer;
+    memcpy(peer->direct_base + off, src, n);
+    /* A full fence also orders the non-temporal stores a large memcpy may use. */
+    atomic_thread_fence(memory_order_seq_cst);
+    uint64_t *sig = (uint64_t *)(void *)(peer->direct_base + sig_off);
+    if (op == GAS_SIGNAL_ADD)
+        __atomic_fetch_add(sig, value, __ATOMIC_SEQ_CST);
+    else
+        __atomic_store_n(sig, value, __ATOMIC_SEQ_CST);
+    gas_rt_doorbell_ring(&p->hdr->doorbell);
+    return GAS_OK;
+}
+
+static gas_status_t shm_fence(void)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    return GAS_OK;
+}
+
+static void shm_disconnect(gas_tl_peer_t *peer)
+{
+    struct shm_peer *p = (struct shm_peer *)peer;
+    if (p->mapped)
+        gas_al_segment_detach(peer->direct_base, peer->size);
+    free(p);
+}
+
+static void shm_fini(void)
+{
+}
+
+const struct gas_tl_ops gas_shm_ops = {
+    .name = "shm",
+    .id = GAS_TL_SHM,
+    .init = shm_init,
+    .addr_pack = shm_addr_pack,
+    .reachable = shm_reachable,
+    .connect = shm_connect,
+    .put = shm_put,
+    .get = shm_get,
+    .amo = shm_amo,
+    .put_signal = shm_put_signal,
+    .fence = shm_fence,
+    .quiet = shm_fence,
+    .progress = gas_tl_no_progress,
+    .disconnect = shm_disconnect,
+    .fini = shm_fini,
+};

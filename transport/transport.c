@@ -1,0 +1,201 @@
+/*
+ * transport.c - the explicit list of transports, address publication, and the
+ * per-peer route table (a pointer per rank, filled on first contact).
+ */
+#include "transport.h"
+#include "runtime/boot.h"
+#include "runtime/error.h"
+#include "runtime/log.h"
+#include "runtime/wait.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const struct gas_tl_ops gas_shm_ops;
+
+/* Registration order is preference order. */
+static const struct gas_tl_ops *const registry[] = {
+    &gas_shm_ops,
+};
+#define NREG (sizeof registry / sizeof registry[0])
+
+static int active[NREG];
+static const struct gas_rt_boot *boot;
+static int my_rank, job_size, forced_id;
+static pthread_mutex_t connect_lock = PTHREAD_MUTEX_INITIALIZER;
+_Atomic(gas_tl_peer_t *) *gas_tl_peers_;
+
+const char *gas_tl_compiled_name(int i)
+{
+    return i >= 0 && (size_t)i < NREG ? registry[i]->name : NULL;
+}
+
+gas_status_t gas_tl_no_put_signal(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
+                                  uint64_t sig_off, uint64_t value, gas_signal_op_t op,
+                                  gas_tl_comp_t *comp)
+{
+    return GAS_ERR_UNSUPPORTED;
+}
+
+gas_status_t gas_tl_no_fence(void)
+{
+    return GAS_OK;
+}
+
+int gas_tl_no_progress(void)
+{
+    return 0;
+}
+
+gas_status_t gas_tl_init(const struct gas_rt_boot *b, const gas_tl_env_t *env, int forced)
+{
+    boot = b;
+    my_rank = env->rank;
+    job_size = env->nranks;
+    forced_id = forced;
+    gas_tl_peers_ = calloc((size_t)env->nranks, sizeof *gas_tl_peers_);
+    if (gas_tl_peers_ == NULL)
+        return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the %d-entry route table",
+                            env->nranks);
+    /* Address record: entries of [version u8][transport id u8][len u16 LE][blob]. */
+    unsigned char rec[NREG * (4 + GAS_TL_MAX_ADDR)];
+    size_t used = 0;
+    int usable = 0;
+    for (size_t i = 0; i < NREG; i++) {
+        const struct gas_tl_ops *t = registry[i];
+        if (forced && (int)t->id != forced)
+            continue;
+        gas_status_t st = t->init(env);
+        if (st == GAS_ERR_UNSUPPORTED) {
+            gas_log_info("transport", "%s is not available here", t->name);
+            continue;
+        }
+        if (st != GAS_OK)
+            return st;
+        size_t len = 0;
+        st = t->addr_pack(rec + used + 4, GAS_TL_MAX_ADDR, &len);
+        if (st != GAS_OK)
+            return st;
+        rec[used] = GAS_TL_ADDR_VERSION;
+        rec[used + 1] = (unsigned char)t->id;
+        rec[used + 2] = (unsigned char)len;
+        rec[used + 3] = (unsigned char)(len >> 8);
+        used += 4 + len;
+        active[i] = 1;
+        usable++;
+        if (t->progress != gas_tl_no_progress)
+            gas_rt_progress_register(t->progress);
+    }
+    if (usable == 0)
+        return gas_rt_error(GAS_ERR_UNSUPPORTED, "gas_init",
+                            "no transport can run here (GAS_TRANSPORT forces one that is not built or not available)");
+    return b->kv_put("tl", rec, used);
+}
+
+void gas_tl_fini(void)
+{
+    if (gas_tl_peers_) {
+        for (int r = 0; r < job_size; r++) {
+            gas_tl_peer_t *p = atomic_load(&gas_tl_peers_[r]);
+            if (p)
+                p->ops->disconnect(p);
+        }
+        free(gas_tl_peers_);
+        gas_tl_peers_ = NULL;
+    }
+    for (size_t i = 0; i < NREG; i++) {
+        if (active[i])
+            registry[i]->fini();
+        active[i] = 0;
+    }
+}
+
+/* Find the entry for transport `id` in a peer's address record. */
+static const unsigned char *find_entry(const unsigned char *rec, size_t len, int id,
+                                       size_t *elen_p, int *bad_version_p)
+{
+    size_t pos = 0;
+    while (pos + 4 <= len) {
+        size_t elen = rec[pos + 2] | (size_t)rec[pos + 3] << 8;
+        if (pos + 4 + elen > len)
+            break;
+        if (rec[pos] != GAS_TL_ADDR_VERSION)
+            *bad_version_p = rec[pos];
+        else if (rec[pos + 1] == id) {
+            *elen_p = elen;
+            return rec + pos + 4;
+        }
+        pos += 4 + elen;
+    }
+    return NULL;
+}
+
+gas_status_t gas_tl_peer_slow(int rank, gas_tl_peer_t **peer_p)
+{
+    pthread_mutex_lock(&connect_lock);
+    gas_tl_peer_t *p = atomic_load(&gas_tl_peers_[rank]);
+    if (p != NULL) {
+        pthread_mutex_unlock(&connect_lock);
+        *peer_p = p;
+        return GAS_OK;
+    }
+    void *rec = NULL;
+    size_t len = 0;
+    gas_status_t st = boot->kv_get(rank, "tl", &rec, &len);
+    if (st != GAS_OK) {
+        pthread_mutex_unlock(&connect_lock);
+        return gas_rt_error(GAS_ERR_PEER, "connect", "rank %d published no address", rank);
+    }
+    int bad_version = 0;
+    st = GAS_ERR_PEER;
+    for (size_t i = 0; i < NREG && st == GAS_ERR_PEER; i++) {
+        if (!active[i])
+            continue;
+        size_t elen = 0;
+        const unsigned char *e = find_entry(rec, len, (int)registry[i]->id, &elen, &bad_version);
+        if (e && registry[i]->reachable(e, elen)) {
+            st = registry[i]->connect(rank, e, elen, &p);
+            if (st == GAS_OK)
+                atomic_store_explicit(&gas_tl_peers_[rank], p, memory_order_release);
+        }
+    }
+    free(rec);
+    pthread_mutex_unlock(&connect_lock);
+    if (st == GAS_ERR_PEER && p == NULL) {
+        if (bad_version)
+            return gas_rt_error(GAS_ERR_PEER, "connect",
+                                "rank %d runs a libgas with address format %d (this one: %d); rebuild both alike",
+                                rank, bad_version, GAS_TL_ADDR_VERSION);
+        return gas_rt_error(GAS_ERR_PEER, "connect",
+                            "no transport reaches rank %d (it is on another node and this build has only shm%s)",
+                            rank, forced_id ? "; GAS_TRANSPORT restricts the choice" : "");
+    }
+    *peer_p = p;
+    return st;
+}
+
+gas_status_t gas_tl_fence_all(void)
+{
+    for (size_t i = 0; i < NREG; i++) {
+        if (active[i]) {
+            gas_status_t st = registry[i]->fence();
+            if (st != GAS_OK)
+                return st;
+        }
+    }
+    return GAS_OK;
+}
+
+gas_status_t gas_tl_quiet_all(void)
+{
+    for (size_t i = 0; i < NREG; i++) {
+        if (active[i]) {
+            gas_status_t st = registry[i]->quiet();
+            if (st != GAS_OK)
+                return st;
+        }
+    }
+    return GAS_OK;
+}

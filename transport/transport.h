@@ -1,0 +1,164 @@
+/*
+ * transport.h - the one ops table every transport fills, and the peer routes.
+ *
+ * A transport is a process-wide singleton.  Each peer rank gets a route on
+ * first contact: the first registered transport that can reach the peer's
+ * published address (shm on the same node, then rdma, then udp), unless
+ * GAS_TRANSPORT forces one.  The gas/ layer has already validated every
+ * offset and length against the target's allocations before calling a slot;
+ * transports that receive offsets from a wire re-check them against the
+ * segment.
+ *
+ * Completion (`comp` may be NULL):
+ *  - A slot returns GAS_OK when the operation is complete: for put, the data
+ *    is at the target and visible; for get and fetching atomics, the result
+ *    is in place.
+ *  - It returns GAS_INPROGRESS when completion comes later.  If comp is not
+ *    NULL the transport then decrements comp->pending exactly once when it
+ *    completes (storing a failure in comp->status first); the caller must
+ *    keep comp alive and drive gas_rt_progress() until pending drops.
+ *    Whether or not comp is given, gas_tl_quiet_all() completes it.
+ *  - Any put-like slot may return before completion only after it no longer
+ *    needs the source buffer.
+ *  - A negative status means nothing was done at the target.
+ */
+#ifndef GAS_TL_TRANSPORT_H
+#define GAS_TL_TRANSPORT_H
+
+#include <gas.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GAS_TL_ADDR_VERSION 1
+#define GAS_TL_MAX_ADDR 256
+
+enum gas_tl_id { GAS_TL_SHM = 1, GAS_TL_UDP = 2, GAS_TL_RDMA = 3 };
+
+typedef struct gas_tl_comp {
+    atomic_int pending;
+    atomic_int status;   /* first failure, else GAS_OK */
+} gas_tl_comp_t;
+
+typedef struct gas_tl_amo {
+    gas_amo_op_t op;
+    unsigned width;      /* 4 or 8 */
+    uint64_t offset;     /* naturally aligned offset in the target segment */
+    uint64_t operand, compare;
+    uint64_t *result;    /* for fetching ops */
+} gas_tl_amo_t;
+
+struct gas_tl_ops;
+
+/* Every transport's peer state starts with this. */
+typedef struct gas_tl_peer {
+    const struct gas_tl_ops *ops;
+    int rank;
+    char *direct_base;   /* non-NULL when this process can load/store the segment */
+    uint64_t size;       /* the peer's segment size */
+} gas_tl_peer_t;
+
+/* What a transport is told at init. */
+typedef struct gas_tl_env {
+    int rank, nranks;
+    uint64_t node_id;
+    char *seg_base;      /* this rank's segment */
+    uint64_t seg_size;
+    int seg_fd;
+} gas_tl_env_t;
+
+struct gas_tl_ops {
+    const char *name;
+    enum gas_tl_id id;
+
+    /* Set up; GAS_ERR_UNSUPPORTED when this machine cannot use it (then skipped). */
+    gas_status_t (*init)(const gas_tl_env_t *env);
+    /* This rank's address blob for the transport (payload after the common prefix). */
+    gas_status_t (*addr_pack)(void *buf, size_t cap, size_t *len_p);
+    /* Can this transport reach a peer that published `addr`? */
+    int (*reachable)(const void *addr, size_t len);
+    /* Create peer state for rank from its address (rank may be this rank). */
+    gas_status_t (*connect)(int rank, const void *addr, size_t len, gas_tl_peer_t **peer_p);
+
+    /* Copy n bytes from src to the peer's segment at off. */
+    gas_status_t (*put)(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
+                        gas_tl_comp_t *comp);
+    /* Copy n bytes from the peer's segment at off to dst. */
+    gas_status_t (*get)(gas_tl_peer_t *peer, void *dst, uint64_t off, size_t n,
+                        gas_tl_comp_t *comp);
+    /* One atomic; all atomics on a location go through the same path. */
+    gas_status_t (*amo)(gas_tl_peer_t *peer, const gas_tl_amo_t *amo, gas_tl_comp_t *comp);
+    /*
+     * Put, then update the 64-bit signal word at sig_off so that it becomes
+     * visible only after this payload and every earlier put to this peer.
+     */
+    gas_status_t (*put_signal)(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
+                               uint64_t sig_off, uint64_t value, gas_signal_op_t op,
+                               gas_tl_comp_t *comp);
+    /* Order: what was issued before reaches each peer before what follows. */
+    gas_status_t (*fence)(void);
+    /* Complete every operation issued so far (see the completion rules above). */
+    gas_status_t (*quiet)(void);
+    /* Drive outstanding work; returns how many events were handled. */
+    int (*progress)(void);
+    void (*disconnect)(gas_tl_peer_t *peer);
+    void (*fini)(void);
+};
+
+/* Bring up the transports; publishes this rank's addresses through the bootstrap. */
+struct gas_rt_boot;
+gas_status_t gas_tl_init(const struct gas_rt_boot *boot, const gas_tl_env_t *env,
+                         int forced /* GAS_TRANSPORT choice: 0 = auto, else enum gas_tl_id */);
+void gas_tl_fini(void);
+
+/* The route to rank (0 <= rank < nranks), connecting on first contact. */
+gas_status_t gas_tl_peer_slow(int rank, gas_tl_peer_t **peer_p);
+extern _Atomic(gas_tl_peer_t *) *gas_tl_peers_;
+
+static inline gas_status_t gas_tl_peer(int rank, gas_tl_peer_t **peer_p)
+{
+    gas_tl_peer_t *p = atomic_load_explicit(&gas_tl_peers_[rank], memory_order_acquire);
+    if (p != NULL) {
+        *peer_p = p;
+        return GAS_OK;
+    }
+    return gas_tl_peer_slow(rank, peer_p);
+}
+
+/* One-line dispatch, no checks. */
+static inline gas_status_t gas_tl_put(gas_tl_peer_t *p, uint64_t off, const void *src, size_t n,
+                                      gas_tl_comp_t *c)
+{
+    return p->ops->put(p, off, src, n, c);
+}
+static inline gas_status_t gas_tl_get(gas_tl_peer_t *p, void *dst, uint64_t off, size_t n,
+                                      gas_tl_comp_t *c)
+{
+    return p->ops->get(p, dst, off, n, c);
+}
+static inline gas_status_t gas_tl_amo(gas_tl_peer_t *p, const gas_tl_amo_t *a, gas_tl_comp_t *c)
+{
+    return p->ops->amo(p, a, c);
+}
+static inline gas_status_t gas_tl_put_signal(gas_tl_peer_t *p, uint64_t off, const void *src,
+                                             size_t n, uint64_t sig_off, uint64_t value,
+                                             gas_signal_op_t op, gas_tl_comp_t *c)
+{
+    return p->ops->put_signal(p, off, src, n, sig_off, value, op, c);
+}
+
+/* Across every active transport. */
+gas_status_t gas_tl_fence_all(void);
+gas_status_t gas_tl_quiet_all(void);
+
+/* Names of the transports compiled in, for gas-info ("shm" ...). */
+const char *gas_tl_compiled_name(int i);
+
+/* Typed stubs for slots a transport does not provide. */
+gas_status_t gas_tl_no_put_signal(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
+                                  uint64_t sig_off, uint64_t value, gas_signal_op_t op,
+                                  gas_tl_comp_t *comp);
+gas_status_t gas_tl_no_fence(void);
+int gas_tl_no_progress(void);
+
+#endif
