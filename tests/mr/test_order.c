@@ -19,6 +19,8 @@
  * GAS_TIMEOUT is set (unless already set) so a wait that never ends fails
  * with GAS_ERR_TIMEOUT instead of hanging.
  */
+#include <sched.h>
+
 #include "check.h"
 
 #define MiB (1024u * 1024u)
@@ -64,6 +66,37 @@ static void wait_u64(uint64_t off, gas_cmp_t cmp, uint64_t v, const char *what)
         test_die(what); /* the partners would wait for us forever */
 }
 
+/*
+ * Wait for *flag == v by plain acquire loads, without calling the library
+ * (one-sided operations complete without the target's help).  A spinning
+ * receiver sees the flag the moment it lands, so an implementation that
+ * makes the flag visible before the data is caught more often than by a
+ * receiver woken from gas_wait_until.
+ */
+static void spin_u64(uint64_t off, int ge, uint64_t v, const char *what)
+{
+    const uint64_t *flag = my_local(off);
+    double deadline = test_elapsed() + 30;
+    for (unsigned long i = 1;; i++) {
+        uint64_t now = __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+        if (ge ? now >= v : now == v)
+            break;
+        if (i % 64 == 0)
+            sched_yield();
+        if (i % 4096 == 0 && test_elapsed() > deadline)
+            test_die(what);
+    }
+}
+
+/* Receivers alternate between gas_wait_until and spinning, in pairs of iterations. */
+static void receive_eq_u64(int i, uint64_t off, uint64_t v, const char *what)
+{
+    if ((i / 4) % 2)
+        spin_u64(off, 0, v, what);
+    else
+        wait_u64(off, GAS_CMP_EQ, v, what);
+}
+
 /* ---- A: fence ---- */
 static void section_fence(void)
 {
@@ -94,7 +127,7 @@ static void section_fence(void)
         }
         /* receive from prev */
         size_t rs = draw_size(&rcv, INBOX_MAX - 64);
-        wait_u64(O_FLAG, GAS_CMP_EQ, flag, "waiting for the fence test's flag");
+        receive_eq_u64(i, O_FLAG, flag, "waiting for the fence test's flag");
         static const char *how[] = { "put, fence, put flag", "nbi puts, fence, nbi put flag",
                                      "put, fence, atomic SET flag", "nbi puts, fence, nbi SET flag" };
         snprintf(what, sizeof what, "fence iteration %d (%s, %zu B from rank %d): inbox", i, how[f], rs, prev);
@@ -125,7 +158,7 @@ static void section_signal(void)
             CHECK_OK(gas_quiet());
         }
         size_t rs = draw_size(&rcv, INBOX_MAX - 64);
-        wait_u64(O_SIG, GAS_CMP_EQ, v, "waiting for a put-with-signal (SET)");
+        receive_eq_u64(i, O_SIG, v, "waiting for a put-with-signal (SET)");
         snprintf(what, sizeof what, "%s SET iteration %d (%zu B from rank %d): payload",
                  i % 2 ? "gas_put_signal_nbi" : "gas_put_signal", i, rs, prev);
         check_pattern(what, (uint8_t *)my_local(CTRL + skew), rs, prev, 1000 + i, 0, 0);
@@ -146,7 +179,10 @@ static void section_signal(void)
             CHECK_OK(gas_quiet());
         }
         if (me == 0) {
-            wait_u64(O_SIGADD, GAS_CMP_GE, (uint64_t)n * (round + 1), "waiting for the ADD signals");
+            if (round % 4 < 2)
+                wait_u64(O_SIGADD, GAS_CMP_GE, (uint64_t)n * (round + 1), "waiting for the ADD signals");
+            else
+                spin_u64(O_SIGADD, 1, (uint64_t)n * (round + 1), "waiting for the ADD signals");
             uint64_t got = load_u64(O_SIGADD);
             CHECK(got == (uint64_t)n * (round + 1), "ADD signal round %d: counter %" PRIu64 ", expected %" PRIu64,
                   round, got, (uint64_t)n * (round + 1));
@@ -192,7 +228,7 @@ static void section_quiet(void)
             CHECK_OK(gas_atomic_add_u64(at_rank(f, O_QFLAG), 1));
         /* I am the third party for `from`, whose data went to `via` */
         size_t rs = draw_size(&rcv, 65536);
-        wait_u64(O_QFLAG, GAS_CMP_EQ, v, "waiting for the quiet test's flag");
+        receive_eq_u64(i, O_QFLAG, v, "waiting for the quiet test's flag");
         CHECK_OK(gas_get(buf, at_rank(via, CTRL), rs));
         snprintf(what, sizeof what, "quiet iteration %d: rank %d's %zu B on rank %d, read by rank %d after "
                  "rank %d's gas_quiet + flag", i, from, rs, via, me, from);
