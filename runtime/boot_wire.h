@@ -19,7 +19,7 @@
  * KV_PUT a rank sent before its BARRIER is visible to every KV_GET sent after
  * the matching BARRIER_DONE (so BARRIER doubles as the fence).
  *
- * Used by runtime/boot_gasrun.c (rank side) and tools/gasrun.c (launcher side).
+ * Used by runtime/boot_gasrun.c (rank side) and tools/gasrun/rendezvous.c (launcher side).
  */
 #ifndef GAS_BOOT_WIRE_H
 #define GAS_BOOT_WIRE_H

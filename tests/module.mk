@@ -3,3 +3,9 @@ TEST_BINS += $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c tes
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(LINK_PROG)
+
+# gasrun's test rank: speaks the boot protocol directly (no libgas needed).
+TEST_BINS += $(BUILD)/tests/gasrun/boot_client
+$(BUILD)/tests/gasrun/boot_client: $(BUILD)/obj/tests/gasrun/boot_client.o $(BUILD)/obj/runtime/boot_wire.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# gasrun: a rank's exit status is the job's; the other ranks are killed at once.
+. "$(dirname "$0")/lib-gasrun.sh"
+
+run_job -n 4 "$CLIENT" exit 3 "$MARK"
+expect_rc 3 "exit 3"
+expect_err "gasrun: rank 1 exited with status 3" "exit 3"
+expect_faster 5000 "exit 3"
+check_clean "exit 3"
+pass "rank 1 exits 3 -> 3 in ${MS} ms"
+
+# A rank that exits 0 while the others wait in a barrier it can no longer
+# join: the job fails instead of hanging.
+run_job -n 4 "$CLIENT" early-exit "$MARK"
+[ "$RC" != 0 ] || fail "early-exit: gasrun exited 0"
+expect_err "barrier" "early-exit"
+expect_faster 5000 "early-exit"
+check_clean "early-exit"
+pass "early exit during a barrier -> $RC in ${MS} ms"
+
+# Programs that never speak the protocol are fine.
+run_job -n 3 sh -c 'exit 0' "$MARK"
+expect_rc 0 "sh exit 0"
+nap=30.$$  # sleep's command line does not carry the marker: find it by this
+run_job -n 3 sh -c '[ "$GASRUN_RANK" = 2 ] && exit 42; sleep '$nap "$MARK"
+expect_rc 42 "sh exit 42"
+expect_faster 5000 "sh exit 42"
+check_clean "sh exit 42"
+[ -z "$(pgrep -xf "sleep $nap")" ] || fail "sh exit 42: a rank's sleep survived"
+pass "plain programs"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# gasrun: tagged output of 8 ranks writing concurrently in odd-sized pieces:
+# every line whole, tagged with its rank, on the stream it was written to,
+# in order; the unterminated last line is flushed.
+. "$(dirname "$0")/lib-gasrun.sh"
+
+N=8 LINES=3000
+run_job -n $N "$CLIENT" lines $LINES "$MARK"
+expect_rc 0 "lines"
+check_clean "lines"
+
+check_stream() { # file stream count
+    awk -v n=$N -v want="$3" -v s="$2" '
+    {
+        if (!match($0, /^\[[0-9]+\] /)) { print "untagged line " NR ": " substr($0, 1, 80); bad = 1; next }
+        r = substr($0, 2, RLENGTH - 3) + 0
+        rest = substr($0, RLENGTH + 1)
+        if (s == "out" && rest == "R" r " out tail-without-newline") { tail[r]++; next }
+        if (rest !~ ("^R" r " " s " line [0-9]+ [a-z]*\\|end$")) {
+            print "line " NR " mixed or mistagged: " substr($0, 1, 100); bad = 1; next
+        }
+        split(rest, f, " ")
+        if (f[4] + 0 != next_i[r] + 0) { print "rank " r ": line " f[4] " out of order"; bad = 1 }
+        next_i[r] = f[4] + 1
+    }
+    END {
+        for (r = 0; r < n; r++) {
+            if (next_i[r] + 0 != want) { print "rank " r ": " next_i[r] + 0 " lines, want " want; bad = 1 }
+            if (s == "out" && tail[r] != 1) { print "rank " r ": tail line seen " tail[r] + 0 " times"; bad = 1 }
+        }
+        exit bad
+    }' "$1" >"$TMPD/check" || fail "$2: $(head -n 5 "$TMPD/check")"
+}
+check_stream "$TMPD/out" out $LINES
+check_stream "$TMPD/err" err $((LINES / 4))
+pass "tagged output of $N ranks"
+
+# Untagged (-n 1 default): bytes pass through unchanged, no newline added.
+run_job -n 1 "$CLIENT" lines 10 "$MARK"
+expect_rc 0 "untagged"
+[ "$(tail -c 27 "$TMPD/out")" = "R0 out tail-without-newline" ] || fail "untagged: last line changed"
+check_clean "untagged"
+pass "untagged output"

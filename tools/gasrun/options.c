@@ -1,0 +1,117 @@
+/* options.c - gasrun's command line. */
+#include "gasrun.h"
+#include "log.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: gasrun -n N [options] [--] program [args...]\n"
+    "\n"
+    "Start N ranks of program on this host and serve their rendezvous.\n"
+    "\n"
+    "  -n, --np N          number of ranks (1..4096), required\n"
+    "      --timeout S     kill the job after S seconds (exit 124); 0 = never\n"
+    "      --tag-output    prefix every output line of rank r with \"[r] \"\n"
+    "                      (default when N > 1)\n"
+    "      --no-tag-output pass output lines through untagged\n"
+    "  -v, --verbose       log launches, rendezvous events and exits to stderr\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "Exit status: 0 when every rank exits 0; else the first failing rank's\n"
+    "status (128+signal for a rank killed by a signal), the code of an ABORT,\n"
+    "124 on --timeout, 128+signal when gasrun is interrupted, 127 when the\n"
+    "program cannot be run, 2 on a usage error, 1 on other errors.\n"
+    "See docs/gasrun.md.\n";
+
+enum { OPT_TIMEOUT = 256, OPT_TAG, OPT_NO_TAG };
+
+static const struct option long_opts[] = {
+    { "np",            required_argument, NULL, 'n' },
+    { "timeout",       required_argument, NULL, OPT_TIMEOUT },
+    { "tag-output",    no_argument,       NULL, OPT_TAG },
+    { "no-tag-output", no_argument,       NULL, OPT_NO_TAG },
+    { "verbose",       no_argument,       NULL, 'v' },
+    { "help",          no_argument,       NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    char what[512];
+    snprintf(what, sizeof what, fmt, arg);
+    gr_msg("%s (see gasrun --help)", what);
+    return 2;
+}
+
+static int parse_nranks(const char *arg, int *n_p)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno != 0 || end == arg || *end != '\0' || v < 1 || v > GR_MAX_RANKS)
+        return -1;
+    *n_p = (int)v;
+    return 0;
+}
+
+static int parse_seconds(const char *arg, double *s_p)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (errno != 0 || end == arg || *end != '\0' || !isfinite(v) || v < 0 || v > 1e9)
+        return -1;
+    *s_p = v;
+    return 0;
+}
+
+int gr_options_parse(int argc, char **argv, struct gr_opts *o)
+{
+    *o = (struct gr_opts){ .nranks = 0, .timeout = 0, .tag = -1 };
+    opterr = 0;
+    /* '+': stop at the program name, whose options are its own. */
+    int c;
+    while ((c = getopt_long(argc, argv, "+:n:vh", long_opts, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            if (parse_nranks(optarg, &o->nranks) < 0)
+                return usage_error("-n wants a rank count from 1 to 4096, not '%s'", optarg);
+            break;
+        case OPT_TIMEOUT:
+            if (parse_seconds(optarg, &o->timeout) < 0)
+                return usage_error("--timeout wants seconds (a number >= 0), not '%s'", optarg);
+            o->timeout_arg = optarg;
+            break;
+        case OPT_TAG:
+            o->tag = 1;
+            break;
+        case OPT_NO_TAG:
+            o->tag = 0;
+            break;
+        case 'v':
+            gr_verbose = 1;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            fflush(stdout);
+            return 0;
+        case ':':
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        default: {
+            char opt[3] = { '-', (char)optopt, '\0' };
+            return usage_error("unknown option '%s'", optopt ? opt : argv[optind - 1]);
+        }
+        }
+    }
+    if (o->nranks == 0)
+        return usage_error("%sthe number of ranks is required: -n N", "");
+    if (optind >= argc)
+        return usage_error("%sno program to run", "");
+    o->argv = argv + optind;
+    return -1;
+}
