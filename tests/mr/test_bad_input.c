@@ -20,6 +20,10 @@
  * GAS_ERR_BOUNDS).  gas_last_error() names the failed call; gas_strerror()
  * describes every status.
  */
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "check.h"
 
 enum { APART = 4096 };
@@ -209,6 +213,48 @@ static void case_align(void)
     (void)w;
 }
 
+/*
+ * Run a purely local call in a forked child and check the status it returns;
+ * a crash (the call writing through a NULL output pointer, say) is reported as
+ * a failure here instead of killing the rank and hiding the remaining cases.
+ */
+static gas_ptr_t null_out_ptr;
+static gas_status_t call_ptr_add_null(void) { return gas_ptr_add(null_out_ptr, 8, NULL); }
+static gas_status_t call_layout_null(void) { return gas_layout(null_out_ptr, NULL); }
+static gas_status_t call_test_null(void) { return gas_test(GAS_HANDLE_NULL, NULL); }
+
+static void check_isolated(const char *call, gas_status_t (*fn)(void), gas_status_t want)
+{
+    int ws = 0;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        FAIL("fork failed; cannot run %s in isolation", call);
+        return;
+    }
+    if (pid == 0) {
+        gas_status_t st = fn();
+        _exit((int)st + 64); /* statuses are -59 .. 1 */
+    }
+    if (waitpid(pid, &ws, 0) != pid) {
+        FAIL("waitpid failed for the child running %s", call);
+        return;
+    }
+    if (WIFSIGNALED(ws)) {
+        FAIL("%s crashed with signal %d (%s), expected %d (%s)", call, WTERMSIG(ws), strsignal(WTERMSIG(ws)),
+             (int)want, gas_strerror(want));
+        return;
+    }
+    if (WEXITSTATUS(ws) < 64 - 59 || WEXITSTATUS(ws) > 64 + 1) {
+        FAIL("%s: the child running it exited with code %d (a sanitizer report or an abort?), expected "
+             "status %d (%s)", call, WEXITSTATUS(ws), (int)want, gas_strerror(want));
+        return;
+    }
+    gas_status_t got = (gas_status_t)(WEXITSTATUS(ws) - 64);
+    CHECK(got == want, "%s returned %d (%s), expected %d (%s)", call, (int)got, gas_strerror(got), (int)want,
+          gas_strerror(want));
+}
+
 static void case_invalid_args(void)
 {
     uint64_t res = 0, buf[4] = { 0 };
@@ -249,11 +295,14 @@ static void case_invalid_args(void)
     CHECK_STATUS(gas_iget(NULL, w, 1, 1, 8, 2), GAS_ERR_INVALID);
     CHECK_STATUS(gas_put_signal(w, NULL, 8, test_at(arr, (uint64_t)next * APART + 8), 1, GAS_SIGNAL_SET),
                  GAS_ERR_INVALID);
-    /* NULL output pointers */
+    /* NULL output pointers (the purely local calls run in a child process: a crash there is
+       reported without ending this rank) */
     CHECK_STATUS(gas_put_nb(w, buf, 8, NULL), GAS_ERR_INVALID);
     CHECK_STATUS(gas_get_nb(buf, w, 8, NULL), GAS_ERR_INVALID);
-    CHECK_STATUS(gas_ptr_add(w, 8, NULL), GAS_ERR_INVALID);
-    CHECK_STATUS(gas_layout(w, NULL), GAS_ERR_INVALID);
+    null_out_ptr = w;
+    check_isolated("gas_ptr_add(p, 8, NULL)", call_ptr_add_null, GAS_ERR_INVALID);
+    check_isolated("gas_layout(p, NULL)", call_layout_null, GAS_ERR_INVALID);
+    check_isolated("gas_test(GAS_HANDLE_NULL, NULL)", call_test_null, GAS_ERR_INVALID);
     /* strides must be >= 1 */
     CHECK_STATUS(gas_iput(w, buf, 0, 1, 8, 2), GAS_ERR_INVALID);
     CHECK_STATUS(gas_iget(buf, w, 1, 0, 8, 2), GAS_ERR_INVALID);
