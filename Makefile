@@ -26,6 +26,10 @@ HAVE_IBVERBS := $(shell echo 'int main(void){return 0;}' | $(CC) -x c -include i
 
 CPPFLAGS += -DGAS_HAVE_IBVERBS=$(HAVE_IBVERBS)
 
+LIBA     := $(BUILD)/lib/libgas.a
+LIBSO    := $(BUILD)/lib/libgas.so
+PCFILE   := $(BUILD)/lib/pkgconfig/gas.pc
+
 LIB_SRCS  :=
 TOOL_BINS :=
 TEST_BINS :=
