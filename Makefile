@@ -35,11 +35,6 @@ TOOL_BINS :=
 TEST_BINS :=
 EXAMPLE_BINS :=
 
-# Before the module.mk files: their rules name $(LIBA) as a prerequisite.
-LIBA     := $(BUILD)/lib/libgas.a
-LIBSO    := $(BUILD)/lib/libgas.so
-PCFILE   := $(BUILD)/lib/pkgconfig/gas.pc
-
 include runtime/module.mk
 include alloc/module.mk
 include transport/module.mk
