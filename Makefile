@@ -26,16 +26,14 @@ HAVE_IBVERBS := $(shell echo 'int main(void){return 0;}' | $(CC) -x c -include i
 
 CPPFLAGS += -DGAS_HAVE_IBVERBS=$(HAVE_IBVERBS)
 
+LIBA     := $(BUILD)/lib/libgas.a
+LIBSO    := $(BUILD)/lib/libgas.so
+PCFILE   := $(BUILD)/lib/pkgconfig/gas.pc
+
 LIB_SRCS  :=
 TOOL_BINS :=
 TEST_BINS :=
 EXAMPLE_BINS :=
-
-# Before the module.mk files: their rules name $(LIBA) as a prerequisite, and
-# prerequisites are expanded where the rule is read.
-LIBA     := $(BUILD)/lib/libgas.a
-LIBSO    := $(BUILD)/lib/libgas.so
-PCFILE   := $(BUILD)/lib/pkgconfig/gas.pc
 
 include runtime/module.mk
 include alloc/module.mk
@@ -94,7 +92,8 @@ install: all
 	install -m 644 include/gas.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 $(PCFILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(PCFILE) > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gas.pc
+	chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/gas.pc
 	install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/
 
 clean:

@@ -17,4 +17,4 @@ $(BUILD)/bin/gas-bench: $(BUILD)/obj/tools/gas-bench.o $(LIBA)
 # gascc finds headers and libraries relative to itself (build tree or PREFIX).
 $(BUILD)/bin/gascc: tools/gascc.in Makefile
 	@mkdir -p $(dir $@)
-	sed -e 's|@LDLIBS@|$(LDLIBS)|' $< > $@ && chmod +x $@
+	sed -e 's|@LDLIBS@|$(LDLIBS)|' -e 's|@SRCINC@|$(CURDIR)/include|' $< > $@ && chmod +x $@
