@@ -61,7 +61,7 @@
 
 static int rank = -1, nranks = -1, local_rank = -1, local_size = -1, boot_fd = -1;
 static uint64_t job_key;
-static const char *job_id;
+static const char *job_id, *boot_addr;
 
 static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
 {
@@ -123,18 +123,23 @@ static void read_env(void)
     if (job_id == NULL || !is_lower_hex(job_id, 8))
         die("GASRUN_JOB_ID '%s' is not 8 lowercase hex digits", job_id ? job_id : "");
     job_key = strtoull(key, NULL, 16);
-    const char *addr = getenv("GASRUN_BOOT_ADDR");
-    if (getenv("GASRUN_BOOT_FD") == NULL && addr != NULL) {
-        /* A rank on another host: connect (the protocol is the same). */
-        boot_fd = gas_boot_tcp_connect(addr, 10000);
-        if (boot_fd < 0)
-            die("cannot connect to GASRUN_BOOT_ADDR %s: %s", addr, strerror(-boot_fd));
-        return;
-    }
+    boot_addr = getenv("GASRUN_BOOT_ADDR");
+    if (getenv("GASRUN_BOOT_FD") == NULL && boot_addr != NULL)
+        return;     /* connect_boot() connects when the protocol starts */
     boot_fd = (int)env_long("GASRUN_BOOT_FD");
     struct stat st;
     if (fstat(boot_fd, &st) < 0 || !S_ISSOCK(st.st_mode))
         die("GASRUN_BOOT_FD %d is not a socket", boot_fd);
+}
+
+/* A rank on another host connects to gasrun (the protocol is the same). */
+static void connect_boot(void)
+{
+    if (boot_fd >= 0)
+        return;
+    boot_fd = gas_boot_tcp_connect(boot_addr, 10000);
+    if (boot_fd < 0)
+        die("cannot connect to GASRUN_BOOT_ADDR %s: %s", boot_addr, strerror(-boot_fd));
 }
 
 /* Only 0, 1, 2 and the boot socket may be inherited. */
@@ -526,6 +531,7 @@ int main(int argc, char **argv)
         return 0;
     }
 
+    connect_boot();
     if (strcmp(mode, "ok") == 0 || strcmp(mode, "spew") == 0 || strcmp(mode, "where") == 0) {
         check_fds();
         if (rank > 0 && !stdin_is_devnull())

@@ -41,6 +41,15 @@ grep -qxF "[3] rank 3 local 2/3" "$TMPD/out" || fail "TCP: rank 3's local rank"
 check_clean "boot_client over TCP"
 pass "local and remote ranks in one job"
 
+# Rank 0's launcher gets gasrun's stdin; the others /dev/null.
+head -c 100000 /dev/zero | timeout 20 "$GASRUN" -n 2 --hosts h1 "${REMOTE[@]}" "$CLIENT" stdin "$MARK" \
+    >"$TMPD/out" 2>"$TMPD/err"
+RC=$?
+expect_rc 0 "stdin"
+grep -qxF "[0] rank 0 read 100000 bytes of stdin" "$TMPD/out" || fail "stdin: rank 0 did not get it"
+[ ! -s "$TMPD/err" ] || fail "stdin: unexpected stderr"
+pass "stdin of a remote rank 0"
+
 # A hostfile: comments, slots, iface/addr -> GAS_UDP_IFACE, GAS_* forwarded.
 cat >"$TMPD/hosts" <<'EOF'
 # test cluster
