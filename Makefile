@@ -26,6 +26,10 @@ HAVE_IBVERBS := $(shell echo 'int main(void){return 0;}' | $(CC) -x c -include i
 
 CPPFLAGS += -DGAS_HAVE_IBVERBS=$(HAVE_IBVERBS)
 
+LIBA     := $(BUILD)/lib/libgas.a
+LIBSO    := $(BUILD)/lib/libgas.so
+PCFILE   := $(BUILD)/lib/pkgconfig/gas.pc
+
 LIB_SRCS  :=
 TOOL_BINS :=
 TEST_BINS :=
@@ -40,9 +44,6 @@ include examples/module.mk
 include tests/module.mk
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
-LIBA     := $(BUILD)/lib/libgas.a
-LIBSO    := $(BUILD)/lib/libgas.so
-PCFILE   := $(BUILD)/lib/pkgconfig/gas.pc
 
 .PHONY: all lib tools tests examples deps demo test install clean docs bench
 all: lib tools examples
@@ -91,7 +92,8 @@ install: all
 	install -m 644 include/gas.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 $(PCFILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(PCFILE) > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gas.pc
+	chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/gas.pc
 	install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/
 
 clean:

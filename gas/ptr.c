@@ -36,6 +36,8 @@ GAS_EXPORT gas_status_t gas_ptr_add(gas_ptr_t p, uint64_t nbytes, gas_ptr_t *res
     gas_status_t st = gas_gs_check("gas_ptr_add");
     const gas_layout_t *l;
     uint64_t idx;
+    if (st == GAS_OK && result_p == NULL)
+        st = gas_rt_error(GAS_ERR_INVALID, "gas_ptr_add", "result_p is NULL");
     if (st == GAS_OK)
         st = gas_gs_resolve("gas_ptr_add", "pointer", p, 0, &l, &idx);
     if (st != GAS_OK)

@@ -30,7 +30,7 @@ gas_status_t gas_gs_comp_status(gas_tl_comp_t *comp, const char *call)
 
 gas_status_t gas_gs_comp_wait(gas_tl_comp_t *comp, const char *call)
 {
-    gas_status_t st = gas_rt_wait(comp_done, comp, call, "completion of the operation");
+    gas_status_t st = gas_rt_wait(comp_done, comp, NULL, call, "completion of the operation");
     if (st != GAS_OK)
         return st;
     return gas_gs_comp_status(comp, call);

@@ -130,7 +130,7 @@ static gas_status_t wait_until(const char *call, struct wait_arg *w)
         return gas_rt_error(GAS_ERR_INVALID, call, "unknown comparison %d", (int)w->cmp);
     char what[96];
     snprintf(what, sizeof what, "the value at %p to satisfy the condition", w->ivar);
-    return gas_rt_wait(wait_cond, w, call, what);
+    return gas_rt_wait(wait_cond, w, w->ivar, call, what);
 }
 
 GAS_EXPORT gas_status_t gas_wait_until_i32(const int32_t *ivar, gas_cmp_t cmp, int32_t value)

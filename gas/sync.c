@@ -89,7 +89,7 @@ gas_status_t gas_gs_barrier_check(const char *call, uint64_t value, int *agree_p
         char what[80];
         snprintf(what, sizeof what, "round %d of barrier %llu (a signal from rank %d)", k,
                  (unsigned long long)e, from);
-        if ((st = gas_rt_wait(round_arrived, &w, call, what)) != GAS_OK)
+        if ((st = gas_rt_wait(round_arrived, &w, w.count, call, what)) != GAS_OK)
             return st;
         const uint64_t *got = area->vals[parity][k];
         if (got[0] < mm[0])

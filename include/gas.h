@@ -36,9 +36,10 @@
  * aborted instead of returning.  Set GAS_ERRORS=return to handle errors.
  *
  * Threads: RMA, atomics, quiet/fence and waits may be called from several
- * threads of a rank at once.  gas_init/gas_finalize, gas_malloc/gas_free and
- * gas_barrier must be called by one thread per rank, in the same order on all
- * ranks.
+ * threads of a rank at once.  The collective calls (gas_init, gas_finalize,
+ * gas_malloc, gas_malloc_dist, gas_free, gas_barrier) must be called by one thread per rank,
+ * in the same order on all ranks, and the allocation calls must not run while
+ * another thread of the same rank is inside an RMA or atomic call.
  */
 #ifndef GAS_H
 #define GAS_H

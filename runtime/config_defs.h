@@ -13,6 +13,8 @@ GAS_CONFIG_ROW(LOG_LEVEL, ENUM, "warn", "fatal|error|warn|info|debug|trace",
                "How much libgas logs to stderr.")
 GAS_CONFIG_ROW(ERRORS, ENUM, "abort", "abort|return",
                "What an API error does after logging it: abort the whole job, or return the error code to the caller.")
+GAS_CONFIG_ROW(BOOT_TIMEOUT, TIME, "30s", NULL,
+               "How long gas_init waits to connect to gasrun's rendezvous when the rank runs on another host than gasrun (GASRUN_BOOT_ADDR); past it gas_init fails naming the address.")
 GAS_CONFIG_ROW(SEGMENT_SIZE, SIZE, "4g", NULL,
                "Usable bytes of each rank's segment (virtual; pages are backed on first touch). Bounds what gas_malloc can hand out.")
 GAS_CONFIG_ROW(TRANSPORT, ENUM, "auto", "auto|shm|udp",

@@ -71,7 +71,7 @@ GAS_EXPORT gas_status_t gas_init(void)
     if ((st = gas_gs_start(boot->rank, boot->nranks, &seg)) != GAS_OK)
         goto err_transport;
     int oversubscribed = boot->local_size > usable_cpus();
-    gas_rt_wait_setup(&gas_al_seg_hdr(seg.base)->doorbell,
+    gas_rt_wait_setup(&gas_al_seg_hdr(seg.base)->doorbell, seg.base, seg.size,
                       oversubscribed ? 0 : gas_rt_config_ns(GAS_CFG_WAIT_SPIN),
                       gas_rt_config_ns(GAS_CFG_TIMEOUT), gas_rt_config_ns(GAS_CFG_STALL_WARN));
     /* Every rank's address is published before anyone may contact it. */
@@ -108,7 +108,7 @@ GAS_EXPORT gas_status_t gas_finalize(void)
     gas_tl_fini();
     gas_rt_progress_reset();
     gas_gs_stop();
-    gas_rt_wait_setup(NULL, 0, 0, 0);
+    gas_rt_wait_setup(NULL, NULL, 0, 0, 0, 0);
     gas_al_segment_destroy(&seg);
     boot->fini();
     gas_rt_abort_hook = NULL;

@@ -19,11 +19,12 @@ static int nhooks;
 
 static gas_rt_doorbell_t fallback_bell;
 static gas_rt_doorbell_t *own_bell = &fallback_bell;
+static const char *own_seg;
+static uint64_t own_seg_size;
 static uint64_t spin_budget_ns = 20000;
 static uint64_t wait_timeout_ns;
 static uint64_t stall_warn_after_ns = 60000000000ull;
-static void doorbell_sleep(gas_rt_cond_fn cond, void *arg, uint64_t slice_ns);
-static _Atomic(gas_rt_sleep_fn) sleeper = doorbell_sleep;
+static _Atomic(gas_rt_sleep_fn) sleeper; /* NULL: the doorbell */
 
 int gas_rt_progress_register(gas_rt_progress_fn fn)
 {
@@ -46,10 +47,12 @@ int gas_rt_progress(void)
     return n;
 }
 
-void gas_rt_wait_setup(gas_rt_doorbell_t *own, uint64_t spin_ns, uint64_t timeout_ns,
-                       uint64_t stall_warn_ns)
+void gas_rt_wait_setup(gas_rt_doorbell_t *own, const char *seg_base, uint64_t seg_size,
+                       uint64_t spin_ns, uint64_t timeout_ns, uint64_t stall_warn_ns)
 {
     own_bell = own ? own : &fallback_bell;
+    own_seg = seg_base;
+    own_seg_size = seg_size;
     spin_budget_ns = spin_ns;
     wait_timeout_ns = timeout_ns;
     stall_warn_after_ns = stall_warn_ns;
@@ -57,7 +60,7 @@ void gas_rt_wait_setup(gas_rt_doorbell_t *own, uint64_t spin_ns, uint64_t timeou
 
 void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn)
 {
-    atomic_store(&sleeper, fn ? fn : doorbell_sleep);
+    atomic_store(&sleeper, fn);
 }
 
 void gas_rt_doorbell_wake(gas_rt_doorbell_t *db)
@@ -66,24 +69,48 @@ void gas_rt_doorbell_wake(gas_rt_doorbell_t *db)
     syscall(SYS_futex, &db->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+/*
+ * Publish the watched offset after counting ourselves as a sleeper: the watch
+ * only ever moves UNKNOWN -> offset -> ANY while sleepers remain (and back to
+ * UNKNOWN when the last one leaves), so a writer that sees us counted either
+ * sees a watch covering our word or wakes everyone.
+ */
+static void publish_watch(gas_rt_doorbell_t *db, uint64_t want)
+{
+    uint64_t w = atomic_load_explicit(&db->watch, memory_order_seq_cst);
+    while (w != want && w != GAS_RT_WATCH_ANY) {
+        uint64_t next = w == GAS_RT_WATCH_UNKNOWN ? want : GAS_RT_WATCH_ANY;
+        if (atomic_compare_exchange_weak_explicit(&db->watch, &w, next, memory_order_seq_cst,
+                                                  memory_order_seq_cst))
+            break;
+    }
+}
+
 /* Sleep on the doorbell for at most slice_ns unless cond already holds. */
-static void doorbell_sleep(gas_rt_cond_fn cond, void *arg, uint64_t slice_ns)
+static void doorbell_sleep(gas_rt_cond_fn cond, void *arg, uint64_t watch_off, uint64_t slice_ns)
 {
     gas_rt_doorbell_t *db = own_bell;
     uint32_t seq = atomic_load_explicit(&db->seq, memory_order_seq_cst);
     atomic_fetch_add_explicit(&db->sleepers, 1, memory_order_seq_cst);
+    publish_watch(db, watch_off);
     if (!cond(arg)) {
         struct timespec ts = {.tv_sec = (time_t)(slice_ns / 1000000000u),
                               .tv_nsec = (long)(slice_ns % 1000000000u)};
         syscall(SYS_futex, &db->seq, FUTEX_WAIT, seq, &ts, NULL, 0);
     }
-    atomic_fetch_sub_explicit(&db->sleepers, 1, memory_order_seq_cst);
+    if (atomic_fetch_sub_explicit(&db->sleepers, 1, memory_order_seq_cst) == 1)
+        atomic_store_explicit(&db->watch, GAS_RT_WATCH_UNKNOWN, memory_order_seq_cst);
 }
 
-gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const char *call, const char *what)
+gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
+                         const char *what)
 {
     if (cond(arg))
         return GAS_OK;
+    uint64_t watch_off = GAS_RT_WATCH_ANY;
+    if (watch && own_seg && (const char *)watch > own_seg &&
+        (uint64_t)((const char *)watch - own_seg) < own_seg_size)
+        watch_off = (uint64_t)((const char *)watch - own_seg);
     uint64_t start = gas_rt_now_ns();
     uint64_t spin_end = start + spin_budget_ns;
     unsigned i = 0;
@@ -117,7 +144,11 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const char *call, const
         uint64_t slice = SLEEP_SLICE_NS;
         if (wait_timeout_ns && wait_timeout_ns - waited < slice)
             slice = wait_timeout_ns - waited;
-        atomic_load_explicit(&sleeper, memory_order_relaxed)(cond, arg, slice);
+        gas_rt_sleep_fn sl = atomic_load_explicit(&sleeper, memory_order_relaxed);
+        if (sl)
+            sl(cond, arg, slice);
+        else
+            doorbell_sleep(cond, arg, watch_off, slice);
         gas_rt_progress();
         if (cond(arg))
             return GAS_OK;

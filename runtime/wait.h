@@ -1,11 +1,13 @@
 /*
  * wait.h - waiting without burning a core: spin briefly, then sleep in the kernel.
  *
- * A doorbell is two words that live in shared memory (each rank has one in
- * its segment header).  A waiter that is about to sleep registers itself in
- * `sleepers` and sleeps on `seq` (a process-shared futex).  Anyone who makes
- * a change the waiter may be waiting for calls gas_rt_doorbell_ring() after
- * the change; it costs one load unless somebody sleeps.
+ * A doorbell lives in shared memory (each rank has one in its segment
+ * header).  A waiter about to sleep counts itself in `sleepers`, publishes in
+ * `watch` the segment offset of the word it waits on, and sleeps on `seq` (a
+ * process-shared futex).  A writer calls gas_rt_doorbell_ring() with the range
+ * it changed: one load when nobody sleeps, and a wake-up (a system call) only
+ * when the range covers the watched word (or the watch is unknown/any).  So a
+ * stream of puts into a rank asleep in a barrier does not wake it per put.
  */
 #ifndef GAS_RT_WAIT_H
 #define GAS_RT_WAIT_H
@@ -17,15 +19,25 @@
 typedef struct gas_rt_doorbell {
     _Atomic uint32_t seq;
     _Atomic uint32_t sleepers;
+    _Atomic uint64_t watch;   /* offset watched, or one of the two values below */
 } gas_rt_doorbell_t;
+
+#define GAS_RT_WATCH_UNKNOWN 0ull       /* nobody registered yet: wake on anything */
+#define GAS_RT_WATCH_ANY UINT64_MAX     /* waiters on several words or on non-segment memory */
 
 void gas_rt_doorbell_wake(gas_rt_doorbell_t *db);
 
-/* Make every earlier store visible, then wake sleepers of db, if any. */
-static inline void gas_rt_doorbell_ring(gas_rt_doorbell_t *db)
+/*
+ * Make every earlier store visible, then wake sleepers of db whose watched
+ * word may lie in [off, off + len) of the doorbell owner's segment.
+ */
+static inline void gas_rt_doorbell_ring(gas_rt_doorbell_t *db, uint64_t off, uint64_t len)
 {
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&db->sleepers, memory_order_relaxed) != 0)
+    if (atomic_load_explicit(&db->sleepers, memory_order_relaxed) == 0)
+        return;
+    uint64_t w = atomic_load_explicit(&db->watch, memory_order_relaxed);
+    if (w == GAS_RT_WATCH_UNKNOWN || w == GAS_RT_WATCH_ANY || (w >= off && w - off < len))
         gas_rt_doorbell_wake(db);
 }
 
@@ -34,12 +46,15 @@ typedef int (*gas_rt_cond_fn)(void *arg);
 
 /*
  * Wait until cond(arg) holds, driving gas_rt_progress() meanwhile and sleeping
- * on this rank's doorbell once the spin budget is spent.  `call` and `what`
- * name the operation for stall warnings and timeout errors (e.g. "gas_barrier",
- * "round 2 signal from rank 3").  Returns GAS_OK or GAS_ERR_TIMEOUT (after
- * GAS_TIMEOUT; raised through gas_rt_error).
+ * on this rank's doorbell once the spin budget is spent.  `watch` is the local
+ * address of the word cond reads when it lies in this rank's segment (so only
+ * writes to it wake the sleeper), or NULL to be woken by any write.  `call`
+ * and `what` name the operation for stall warnings and timeout errors (e.g.
+ * "gas_barrier", "round 2 signal from rank 3").  Returns GAS_OK or
+ * GAS_ERR_TIMEOUT (after GAS_TIMEOUT; raised through gas_rt_error).
  */
-gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const char *call, const char *what);
+gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
+                         const char *what);
 
 /*
  * How a wait sleeps once its spin budget is spent: for at most max_ns, and
@@ -52,9 +67,12 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const char *call, const
 typedef void (*gas_rt_sleep_fn)(gas_rt_cond_fn cond, void *arg, uint64_t max_ns);
 void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn);
 
-/* Configure waits: this rank's doorbell and the spin budget in ns. */
-void gas_rt_wait_setup(gas_rt_doorbell_t *own, uint64_t spin_ns, uint64_t timeout_ns,
-                       uint64_t stall_warn_ns);
+/*
+ * Configure waits: this rank's doorbell and segment (to turn watched addresses
+ * into offsets), the spin budget, the deadline and the stall warning, in ns.
+ */
+void gas_rt_wait_setup(gas_rt_doorbell_t *own, const char *seg_base, uint64_t seg_size,
+                       uint64_t spin_ns, uint64_t timeout_ns, uint64_t stall_warn_ns);
 
 /* Progress hooks that waits drive (transports register theirs at init). */
 typedef int (*gas_rt_progress_fn)(void);

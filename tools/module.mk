@@ -1,7 +1,7 @@
 # tools/: gasrun (launcher), gascc (compiler wrapper), gas-info, gas-bench.
 TOOL_BINS += $(BUILD)/bin/gasrun $(BUILD)/bin/gascc $(BUILD)/bin/gas-info $(BUILD)/bin/gas-bench
 
-GASRUN_SRCS := $(wildcard tools/gasrun/*.c) runtime/boot_wire.c
+GASRUN_SRCS := $(wildcard tools/gasrun/*.c) runtime/boot_wire.c runtime/boot_tcp.c
 $(BUILD)/bin/gasrun: $(GASRUN_SRCS:%.c=$(BUILD)/obj/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -17,4 +17,4 @@ $(BUILD)/bin/gas-bench: $(BUILD)/obj/tools/gas-bench.o $(LIBA)
 # gascc finds headers and libraries relative to itself (build tree or PREFIX).
 $(BUILD)/bin/gascc: tools/gascc.in Makefile
 	@mkdir -p $(dir $@)
-	sed -e 's|@LDLIBS@|$(LDLIBS)|' $< > $@ && chmod +x $@
+	sed -e 's|@LDLIBS@|$(LDLIBS)|' -e 's|@SRCINC@|$(CURDIR)/include|' $< > $@ && chmod +x $@

@@ -10,7 +10,7 @@ if ! echo 'int main(void){return 0;}' | gcc -x c - $SAN -o /dev/null 2>/dev/null
     echo "the compiler has no ASan/UBSan runtime"; exit 77
 fi
 make --no-print-directory -s BUILD=$B OPT="-O1 -g" EXTRA_CFLAGS="$SAN" \
-    $B/bin/gasrun $B/lib/libgas.a tests >/dev/null || { echo "sanitizer build failed"; exit 1; }
+    $B/bin/gasrun $B/bin/gas-bench $B/lib/libgas.a tests examples >/dev/null || { echo "sanitizer build failed"; exit 1; }
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export GAS_ERRORS=return GAS_LOG_LEVEL=fatal
@@ -25,5 +25,7 @@ for t in $B/tests/unit/test_*; do run - "$t"; done
 for t in test_put_get test_sizes test_atomics test_order test_bad_input test_layout; do
     [ -x $B/tests/mr/$t ] && run 3 $B/tests/mr/$t
 done
+run 4 $B/examples/histogram 20000
+run 2 $B/bin/gas-bench --mode all --max-size 64k --reps 2 --quick
 [ $fail -eq 0 ] && echo "sanitizer runs clean"
 exit $fail

@@ -88,7 +88,7 @@ static gas_status_t shm_put(gas_tl_peer_t *peer, uint64_t off, const void *src, 
 {
     struct shm_peer *p = (struct shm_peer *)peer;
     memcpy(peer->direct_base + off, src, n);
-    gas_rt_doorbell_ring(&p->hdr->doorbell);
+    gas_rt_doorbell_ring(&p->hdr->doorbell, off, n);
     return GAS_OK;
 }
 
@@ -107,7 +107,7 @@ static gas_status_t shm_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_c
     if (a->result && gas_amo_fetches(a->op))
         *a->result = old;
     if (a->op != GAS_AMO_FETCH)
-        gas_rt_doorbell_ring(&p->hdr->doorbell);
+        gas_rt_doorbell_ring(&p->hdr->doorbell, a->offset, a->width);
     return GAS_OK;
 }
 
@@ -118,7 +118,8 @@ static gas_status_t shm_put_signal(gas_tl_peer_t *peer, uint64_t off, const void
     struct shm_peer *p = (struct shm_peer *)peer;
     memcpy(peer->direct_base + off, src, n);
     gas_tl_signal_apply(peer->direct_base + sig_off, value, op);
-    gas_rt_doorbell_ring(&p->hdr->doorbell);
+    gas_rt_doorbell_ring(&p->hdr->doorbell, off, n);
+    gas_rt_doorbell_ring(&p->hdr->doorbell, sig_off, 8);
     return GAS_OK;
 }
 

@@ -666,7 +666,7 @@ void gas_udp_chan_kill(struct gas_udp_chan *ch, const char *why)
     char as[48];
     gas_udp_addr_str(&ch->addr, as, sizeof as);
     gas_log_warn("udp", "rank %d (%s) declared dead: %s", ch->rank, as, why);
-    gas_rt_doorbell_ring(&gas_al_seg_hdr(g->env.seg_base)->doorbell);
+    gas_udp_ring_own(0, 0); /* waiters for its operations: they failed */
 }
 
 /* ---- timers ---- */

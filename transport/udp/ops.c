@@ -210,9 +210,9 @@ static void udp_disconnect(gas_tl_peer_t *peer)
 
 /* ---- this rank's own route: applied in place ---- */
 
-static void ring_own(void)
+void gas_udp_ring_own(uint64_t off, uint64_t len)
 {
-    gas_rt_doorbell_ring(&gas_al_seg_hdr(gas_udp_g.env.seg_base)->doorbell);
+    gas_rt_doorbell_ring(&gas_al_seg_hdr(gas_udp_g.env.seg_base)->doorbell, off, len);
 }
 
 /* ---- waiting for room (called with the channel locked; returns locked) ---- */
@@ -257,7 +257,7 @@ static gas_status_t wait_room(struct gas_udp_chan *ch, enum room_kind kind, uint
     snprintf(msg, sizeof msg, "%s towards rank %d (udp)", what[kind], ch->rank);
     gas_udp_chan_push(ch, gas_rt_now_ns(), 1);
     pthread_mutex_unlock(&ch->lock);
-    gas_status_t st = gas_rt_wait(room_ready, &w, call, msg);
+    gas_status_t st = gas_rt_wait(room_ready, &w, NULL, call, msg);
     pthread_mutex_lock(&ch->lock);
     if (st == GAS_OK && atomic_load(&ch->dead))
         st = dead_error(ch, call);
@@ -366,7 +366,7 @@ static gas_status_t udp_put(gas_tl_peer_t *peer, uint64_t off, const void *src, 
 {
     if (peer->direct_base) {
         memcpy(peer->direct_base + off, src, n);
-        ring_own();
+        gas_udp_ring_own(off, n);
         return GAS_OK;
     }
     struct sig none = {0};
@@ -380,7 +380,8 @@ static gas_status_t udp_put_signal(gas_tl_peer_t *peer, uint64_t off, const void
     if (peer->direct_base) {
         memcpy(peer->direct_base + off, src, n);
         gas_tl_signal_apply(peer->direct_base + sig_off, value, op);
-        ring_own();
+        gas_udp_ring_own(off, n);
+        gas_udp_ring_own(sig_off, 8);
         return GAS_OK;
     }
     struct sig s = {1, sig_off, value, op};
@@ -438,7 +439,7 @@ static gas_status_t udp_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_c
         if (fetch && a->result)
             *a->result = old;
         if (a->op != GAS_AMO_FETCH)
-            ring_own();
+            gas_udp_ring_own(a->offset, a->width);
         return GAS_OK;
     }
     struct gas_udp_chan *ch = (struct gas_udp_chan *)peer;
@@ -531,7 +532,7 @@ static gas_status_t udp_quiet(void)
         char what[96];
         snprintf(what, sizeof what, "udp acknowledgements from rank %d%s", q.ch[0]->rank,
                  q.n > 1 ? " and others" : "");
-        st = gas_rt_wait(quiet_done, &q, "gas_quiet", what);
+        st = gas_rt_wait(quiet_done, &q, NULL, "gas_quiet", what);
     }
     /* Failures of operations that had no completion of their own. */
     for (uint32_t i = 0; i < n && st == GAS_OK; i++) {

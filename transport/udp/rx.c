@@ -75,9 +75,12 @@ static void target_put(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
         return;
     }
     memcpy(e->seg_base + r->off, r->data, r->dlen);
-    if (sig)
+    gas_udp_ring_own(r->off, r->dlen);
+    if (sig) {
         gas_tl_signal_apply(e->seg_base + r->a, r->b,
                             r->flags & GAS_UDP_RF_SIG_ADD ? GAS_SIGNAL_ADD : GAS_SIGNAL_SET);
+        gas_udp_ring_own(r->a, 8);
+    }
     if ((r->flags & GAS_UDP_RF_FINAL) && r->op) {
         struct gas_udp_rec d = {.type = GAS_UDP_R_DONE, .op = r->op};
         reply(ch, &d);
@@ -117,6 +120,8 @@ static void target_amo(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
     }
     gas_amo_op_t op = (gas_amo_op_t)r->amo_op;
     uint64_t old = gas_tl_amo_apply(e->seg_base + r->off, op, r->amo_width, r->a, r->b);
+    if (op != GAS_AMO_FETCH)
+        gas_udp_ring_own(r->off, r->amo_width);
     struct gas_udp_rec d = {.type = GAS_UDP_R_DONE, .op = r->op};
     if (gas_amo_fetches(op)) {
         d.type = GAS_UDP_R_AMO_REPLY;
@@ -383,6 +388,6 @@ int gas_udp_rx_batch(int from_pt)
     if (atomic_load(&g->total_blocked))
         gas_udp_timer_at(now);
     if (wake)
-        gas_rt_doorbell_ring(&gas_al_seg_hdr(g->env.seg_base)->doorbell);
+        gas_udp_ring_own(0, 0); /* completions: their waiters watch no segment word */
     return n;
 }

@@ -269,6 +269,12 @@ void gas_udp_kick(void);
 /* Poll mode's sleeper for gas_rt_wait: blocks in the socket. */
 void gas_udp_poll_sleep(gas_rt_cond_fn cond, void *arg, uint64_t max_ns);
 
+/*
+ * Wake this rank's sleepers whose watched word lies in [off, off + len) of its
+ * segment; (0, 0) wakes only those waiting on other memory (completions).
+ */
+void gas_udp_ring_own(uint64_t off, uint64_t len);
+
 /* ---- ops.c ---- */
 #define GAS_UDP_COUNT(field, n) \
     __atomic_fetch_add(&gas_udp_g.totals.field, (uint64_t)(n), __ATOMIC_RELAXED)
