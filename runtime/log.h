@@ -54,10 +54,15 @@ int gas_rt_ratelimit_pass(struct gas_rt_ratelimit *rl, uint64_t interval_ns, uin
         static struct gas_rt_ratelimit gas_rl_;                                          \
         uint64_t gas_held_;                                                              \
         if (GAS_LOG_WARN <= gas_rt_log_level_ &&                                         \
-            gas_rt_ratelimit_pass(&gas_rl_, (interval_ns), &gas_held_))                  \
-            gas_rt_log_emit(GAS_LOG_WARN, (subsys), __FILE__, __LINE__,                  \
-                            fmt " (%llu similar held back)", __VA_ARGS__,                \
-                            (unsigned long long)gas_held_);                              \
+            gas_rt_ratelimit_pass(&gas_rl_, (interval_ns), &gas_held_)) {                \
+            if (gas_held_)                                                               \
+                gas_rt_log_emit(GAS_LOG_WARN, (subsys), __FILE__, __LINE__,              \
+                                fmt " (and %llu like it since the last such line)",      \
+                                __VA_ARGS__, (unsigned long long)gas_held_);             \
+            else                                                                         \
+                gas_rt_log_emit(GAS_LOG_WARN, (subsys), __FILE__, __LINE__, fmt,         \
+                                __VA_ARGS__);                                            \
+        }                                                                                \
     } while (0)
 
 #endif

@@ -145,9 +145,7 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, cons
         if (wait_timeout_ns && wait_timeout_ns - waited < slice)
             slice = wait_timeout_ns - waited;
         gas_rt_sleep_fn sl = atomic_load_explicit(&sleeper, memory_order_relaxed);
-        if (sl)
-            sl(cond, arg, slice);
-        else
+        if (!sl || !sl(cond, arg, watch, slice))
             doorbell_sleep(cond, arg, watch_off, slice);
         gas_rt_progress();
         if (cond(arg))

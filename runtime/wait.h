@@ -57,14 +57,18 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, cons
                          const char *what);
 
 /*
- * How a wait sleeps once its spin budget is spent: for at most max_ns, and
- * returning early when cond(arg) may have changed.  The default sleeps on
- * this rank's doorbell (futex).  A transport whose traffic is served only by
- * the rank's own calls (udp with GAS_PROGRESS=poll) installs a sleeper that
- * blocks in its socket instead, so the wait wakes when a datagram arrives.
- * NULL restores the doorbell.
+ * How a wait sleeps once its spin budget is spent.  By default on this rank's
+ * doorbell (futex).  A transport may install a sleeper that is asked first:
+ * it gets the wait's condition, the word it watches (NULL: memory outside the
+ * segment, such as a completion counter) and the longest sleep, and returns
+ * nonzero when it slept (returning early when cond(arg) may have changed), or
+ * 0 to let the wait sleep on the doorbell.  udp uses it to sleep in its socket:
+ * always with GAS_PROGRESS=poll (only the rank's own calls serve its traffic),
+ * and for completion waits with a progress thread (the acknowledgement then
+ * wakes the waiter directly).  NULL removes it.
  */
-typedef void (*gas_rt_sleep_fn)(gas_rt_cond_fn cond, void *arg, uint64_t max_ns);
+typedef int (*gas_rt_sleep_fn)(gas_rt_cond_fn cond, void *arg, const void *watch,
+                               uint64_t max_ns);
 void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn);
 
 /*

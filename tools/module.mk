@@ -18,3 +18,9 @@ $(BUILD)/bin/gas-bench: $(BUILD)/obj/tools/gas-bench.o $(LIBA)
 $(BUILD)/bin/gascc: tools/gascc.in Makefile
 	@mkdir -p $(dir $@)
 	sed -e 's|@LDLIBS@|$(LDLIBS)|' -e 's|@SRCINC@|$(CURDIR)/include|' $< > $@ && chmod +x $@
+
+# udp-bench: libgas over udp next to raw UDP (ping-pong, sendmmsg stream) in one run.
+TOOL_BINS += $(BUILD)/bin/udp-bench
+$(BUILD)/bin/udp-bench: $(BUILD)/obj/tools/udp-bench.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(LINK_PROG)

@@ -9,11 +9,10 @@
  * datagram with three later-sent ones acknowledged) or by the RFC 6298
  * timer, and retransmitted before new data.  There is one timer per channel,
  * restarted whenever an acknowledgement makes progress (as TCP's), so the
- * tail of a long burst queued at a busy receiver is not taken for lost.  A
- * timeout the receiver shows to have been spurious (it reports receiving
- * the resent datagram twice) is undone: the window comes back and the
- * channel's RTO floor doubles, decaying back after a quiet second (a rank
- * whose peers lose the CPU for milliseconds stops resending needlessly).
+ * tail of a long burst queued at a busy receiver is not taken for lost.  When
+ * the receiver reports that a datagram resent by a timeout arrived twice
+ * (dsack), the data was not lost (its ack was late or lost), so the window
+ * cut of that timeout is undone.
  * All functions here are called with the channel's lock held.
  */
 #include "transport/udp/udp.h"
@@ -254,10 +253,11 @@ void gas_udp_chan_seal(struct gas_udp_chan *ch, uint64_t now)
 
 /* ---- sending ---- */
 
+/* Datagrams about to go out, by number: sealing may grow (move) the ring. */
 struct batch {
     unsigned char *bufs[GAS_UDP_BATCH];
     uint32_t lens[GAS_UDP_BATCH];
-    struct gas_udp_slot *slots[GAS_UDP_BATCH];
+    uint32_t seqs[GAS_UDP_BATCH];
     unsigned n;
 };
 
@@ -269,7 +269,7 @@ static void send_batch(struct gas_udp_chan *ch, struct batch *b, int last, uint6
         return;
     uint64_t sack = gas_udp_rxwin_sack(&ch->rx);
     for (unsigned i = 0; i < b->n; i++) {
-        uint8_t flags = (b->slots[i]->ntx ? GAS_UDP_F_RETX : 0) |
+        uint8_t flags = (slot_at(ch, b->seqs[i])->ntx ? GAS_UDP_F_RETX : 0) |
                         (last && i == b->n - 1 ? GAS_UDP_F_ACKREQ : 0);
         gas_udp_hdr_refresh(b->bufs[i], flags, dsack_field(ch), ch->rx.next, sack);
         gas_udp_dgram_sum_set(b->bufs[i], b->lens[i]);
@@ -277,7 +277,7 @@ static void send_batch(struct gas_udp_chan *ch, struct batch *b, int last, uint6
     unsigned took = gas_udp_sock_send(&ch->addr, b->bufs, b->lens, b->n);
     uint64_t bytes = 0, retx = 0;
     for (unsigned i = 0; i < b->n; i++) {
-        struct gas_udp_slot *s = b->slots[i];
+        struct gas_udp_slot *s = slot_at(ch, b->seqs[i]);
         if (i < took) {
             retx += s->ntx != 0;
             if (s->ntx < 255)
@@ -348,11 +348,13 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
     uint32_t scan = ch->una;
     for (;;) {
         struct gas_udp_slot *s = NULL;
+        uint32_t seq = 0;
         int is_new = 0;
         if (ch->lost) {
             for (; scan != ch->snd_nxt; scan++)
                 if (slot_at(ch, scan)->state == SLOT_LOST) {
-                    s = slot_at(ch, scan++);
+                    seq = scan++;
+                    s = slot_at(ch, seq);
                     break;
                 }
         }
@@ -367,7 +369,8 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
             }
             if (ch->snd_nxt == ch->next_seq)
                 break;
-            s = slot_at(ch, ch->snd_nxt);
+            seq = ch->snd_nxt;
+            s = slot_at(ch, seq);
             is_new = 1;
         }
         if (!window_allows(ch, s->len, is_new))
@@ -383,7 +386,7 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
         atomic_fetch_add(&g->inflight_total, s->len);
         b.bufs[b.n] = s->buf;
         b.lens[b.n] = s->len;
-        b.slots[b.n++] = s;
+        b.seqs[b.n++] = seq;
         if (b.n == GAS_UDP_BATCH)
             send_batch(ch, &b, 0, now);
         if (ch->retry_ns)
@@ -467,20 +470,19 @@ static uint64_t slot_acked(struct gas_udp_chan *ch, struct gas_udp_slot *s, uint
     return s->len;
 }
 
-/* The receiver got number seq twice: if the last timeout resent it, that
- * timeout was spurious. */
-static void spurious_check(struct gas_udp_chan *ch, uint32_t seq, uint64_t now)
+/* The receiver got number seq twice: if the last timeout resent it, nothing
+ * was lost in the network, so the window that timeout cut comes back. */
+static void spurious_check(struct gas_udp_chan *ch, uint32_t seq)
 {
     if (!ch->spur_check || gas_udp_seq_lt(seq, ch->spur_lo) || gas_udp_seq_ge(seq, ch->spur_hi))
         return;
     ch->spur_check = 0;
+    ch->c.spurious++;
     if (ch->cwnd < ch->spur_cwnd)
         ch->cwnd = ch->spur_cwnd;
     if (ch->ssthresh < ch->spur_ssthresh)
         ch->ssthresh = ch->spur_ssthresh;
     ch->in_recovery = 0;
-    gas_udp_rtt_set_min(&ch->rtt, ch->rtt.min * 2);
-    ch->spur_ns = now;
 }
 
 int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, uint64_t now)
@@ -490,7 +492,7 @@ int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, ui
     if (gas_udp_seq_gt(ack, ch->snd_nxt))
         return -1;
     if (h->dsack)
-        spurious_check(ch, ack - h->dsack, now);
+        spurious_check(ch, ack - h->dsack);
     uint64_t acked = 0, sample_sent = 0, old_sacked = ch->sacked_txorder;
     while (gas_udp_seq_lt(ch->una, ack)) {
         struct gas_udp_slot *s = slot_at(ch, ch->una);
@@ -701,11 +703,6 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now)
             ch->spur_ssthresh = ssthresh;
         }
         ch->rto_at = ch->inflight ? now + gas_udp_rtt_timeout(&ch->rtt) : 0;
-    }
-    if (ch->rtt.min > c->rto_min && now - ch->spur_ns > 1000000000ull) {
-        /* A quiet second since the last spurious timeout: lower the floor again. */
-        gas_udp_rtt_set_min(&ch->rtt, ch->rtt.min / 2 > c->rto_min ? ch->rtt.min / 2 : c->rto_min);
-        ch->spur_ns = now;
     }
     if (ch->una != ch->next_seq || atomic_load(&ch->cacked) != ch->next_seq) {
         uint64_t quiet_for = now > ch->last_progress_ns ? now - ch->last_progress_ns : 0;

@@ -73,10 +73,10 @@ static gas_status_t read_config(struct gas_udp_cfg *c)
     return GAS_OK;
 }
 
-static gas_status_t epoll_add(int fd)
+static gas_status_t epoll_add(int ep, int fd)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
-    if (epoll_ctl(gas_udp_g.epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
         return gas_rt_error(GAS_ERR_IO, "gas_init", "epoll_ctl: %s", strerror(errno));
     return GAS_OK;
 }
@@ -85,8 +85,7 @@ static void release(void)
 {
     struct gas_udp_state *g = &gas_udp_g;
     gas_udp_progress_stop();
-    if (g->cfg.poll_mode)
-        gas_rt_wait_set_sleeper(NULL);
+    gas_rt_wait_set_sleeper(NULL);
     uint32_t n = atomic_load(&g->nactive);
     for (uint32_t i = 0; g->active && i < n; i++)
         gas_udp_chan_free(g->active[i]);
@@ -100,20 +99,26 @@ static void release(void)
         close(g->epfd);
     if (g->evfd >= 0)
         close(g->evfd);
+    if (g->wait_ep >= 0)
+        close(g->wait_ep);
+    if (g->done_evfd >= 0)
+        close(g->done_evfd);
+    pthread_mutex_destroy(&g->sleep_lock);
     pthread_mutex_destroy(&g->chans_lock);
     pthread_mutex_destroy(&g->rx_lock);
     pthread_mutex_destroy(&g->timer_lock);
     pthread_mutex_destroy(&g->fault_lock);
     memset(g, 0, sizeof *g);
-    g->fd = g->epfd = g->evfd = -1;
+    g->fd = g->epfd = g->evfd = g->wait_ep = g->done_evfd = -1;
 }
 
 static gas_status_t udp_init(const gas_tl_env_t *env)
 {
     struct gas_udp_state *g = &gas_udp_g;
     memset(g, 0, sizeof *g);
-    g->fd = g->epfd = g->evfd = -1;
+    g->fd = g->epfd = g->evfd = g->wait_ep = g->done_evfd = -1;
     g->env = *env;
+    pthread_mutex_init(&g->sleep_lock, NULL);
     pthread_mutex_init(&g->chans_lock, NULL);
     pthread_mutex_init(&g->rx_lock, NULL);
     pthread_mutex_init(&g->timer_lock, NULL);
@@ -144,21 +149,25 @@ static gas_status_t udp_init(const gas_tl_env_t *env)
         st = gas_rt_error(GAS_ERR_IO, "gas_init", "epoll_create1: %s", strerror(errno));
         goto err_release;
     }
-    if ((st = epoll_add(g->fd)) != GAS_OK)
+    if ((st = epoll_add(g->epfd, g->fd)) != GAS_OK)
         goto err_release;
     g->self_peer = (gas_tl_peer_t){.ops = &gas_udp_ops, .rank = env->rank,
                                    .direct_base = env->seg_base, .size = env->seg_size};
-    if (g->cfg.poll_mode) {
-        gas_rt_wait_set_sleeper(gas_udp_poll_sleep);
-    } else {
+    if (!g->cfg.poll_mode) {
         g->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        if (g->evfd < 0) {
-            st = gas_rt_error(GAS_ERR_IO, "gas_init", "eventfd: %s", strerror(errno));
+        g->done_evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        g->wait_ep = epoll_create1(EPOLL_CLOEXEC);
+        if (g->evfd < 0 || g->done_evfd < 0 || g->wait_ep < 0) {
+            st = gas_rt_error(GAS_ERR_IO, "gas_init", "eventfd/epoll: %s", strerror(errno));
             goto err_release;
         }
-        if ((st = epoll_add(g->evfd)) != GAS_OK || (st = gas_udp_progress_start()) != GAS_OK)
+        if ((st = epoll_add(g->epfd, g->evfd)) != GAS_OK ||
+            (st = epoll_add(g->wait_ep, g->fd)) != GAS_OK ||
+            (st = epoll_add(g->wait_ep, g->done_evfd)) != GAS_OK ||
+            (st = gas_udp_progress_start()) != GAS_OK)
             goto err_release;
     }
+    gas_rt_wait_set_sleeper(gas_udp_sleep);
     g->ready = 1;
     return GAS_OK;
 
@@ -212,7 +221,13 @@ static void udp_disconnect(gas_tl_peer_t *peer)
 
 void gas_udp_ring_own(uint64_t off, uint64_t len)
 {
-    gas_rt_doorbell_ring(&gas_al_seg_hdr(gas_udp_g.env.seg_base)->doorbell, off, len);
+    struct gas_udp_state *g = &gas_udp_g;
+    gas_rt_doorbell_ring(&gas_al_seg_hdr(g->env.seg_base)->doorbell, off, len);
+    if (len == 0 && atomic_load(&g->waiter_asleep)) { /* a completion waiter sleeps in epoll */
+        uint64_t one = 1;
+        ssize_t w = write(g->done_evfd, &one, sizeof one);
+        (void)w;
+    }
 }
 
 /* ---- waiting for room (called with the channel locked; returns locked) ---- */

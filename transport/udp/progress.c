@@ -10,6 +10,11 @@
  * library also receive (when no one else is), which cuts a wake-up from a
  * round trip.
  *
+ * A thread that waits for completions of its own operations sleeps in the
+ * socket too (with an eventfd the progress thread pokes when it completes
+ * operations), so an acknowledgement wakes it directly rather than through
+ * the progress thread and the doorbell.
+ *
  * GAS_PROGRESS=poll: no thread.  Only library calls make progress (the hook
  * that every wait drives), and waits sleep in the socket rather than on the
  * futex (gas_rt_wait_set_sleeper), so a datagram wakes them.
@@ -98,9 +103,9 @@ int gas_udp_progress(void)
     return n + gas_udp_timers_run(gas_rt_now_ns());
 }
 
-static void wait_events(uint64_t now, uint64_t wake)
+/* Sleep in epoll instance ep until an event or `wake`; drain eventfd evfd if it fired. */
+static void wait_events(int ep, int evfd, uint64_t now, uint64_t wake)
 {
-    struct gas_udp_state *g = &gas_udp_g;
     struct epoll_event ev[2];
     struct timespec ts, *tsp = NULL;
     if (wake != GAS_UDP_NEVER) {
@@ -108,11 +113,11 @@ static void wait_events(uint64_t now, uint64_t wake)
         ts = (struct timespec){.tv_sec = (time_t)(d / 1000000000u), .tv_nsec = (long)(d % 1000000000u)};
         tsp = &ts;
     }
-    int n = epoll_pwait2(g->epfd, ev, 2, tsp, NULL);
+    int n = epoll_pwait2(ep, ev, 2, tsp, NULL);
     for (int i = 0; i < n; i++) {
-        if (ev[i].data.fd == g->evfd) {
+        if (ev[i].data.fd == evfd) {
             uint64_t v;
-            ssize_t r = read(g->evfd, &v, sizeof v);
+            ssize_t r = read(evfd, &v, sizeof v);
             (void)r;
         }
     }
@@ -152,7 +157,7 @@ static void *progress_main(void *arg)
             atomic_store(&g->pt_wake_ns, 0);
             continue;
         }
-        wait_events(now, wake);
+        wait_events(g->epfd, g->evfd, now, wake);
         atomic_store(&g->pt_wake_ns, 0);
     }
     return arg;
@@ -181,18 +186,31 @@ void gas_udp_progress_stop(void)
     g->pt_started = 0;
 }
 
-/* Poll mode: a wait sleeps in the socket, at most until the next timer. */
-void gas_udp_poll_sleep(gas_rt_cond_fn cond, void *arg, uint64_t max_ns)
+int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t max_ns)
 {
     struct gas_udp_state *g = &gas_udp_g;
     if (cond(arg))
-        return;
+        return 1;
     uint64_t now = gas_rt_now_ns();
     uint64_t until = now + (max_ns < POLL_SLICE_NS ? max_ns : POLL_SLICE_NS);
-    uint64_t next = atomic_load(&g->next_timer_ns);
-    if (next < until)
-        until = next;
-    if (until <= now)
-        return;
-    wait_events(now, until);
+    if (g->cfg.poll_mode) {
+        /* Only this rank's calls serve its traffic: sleep in the socket, at
+         * most until the next timer. */
+        uint64_t next = atomic_load(&g->next_timer_ns);
+        if (next < until)
+            until = next;
+        if (until > now)
+            wait_events(g->epfd, -1, now, until);
+        return 1;
+    }
+    /* A wait on a segment word is woken by the doorbell the progress thread
+     * rings for that word; so is every waiter beyond the first. */
+    if (watch != NULL || pthread_mutex_trylock(&g->sleep_lock) != 0)
+        return 0;
+    atomic_store(&g->waiter_asleep, 1);
+    if (!cond(arg))
+        wait_events(g->wait_ep, g->done_evfd, now, until);
+    atomic_store(&g->waiter_asleep, 0);
+    pthread_mutex_unlock(&g->sleep_lock);
+    return 1;
 }

@@ -44,9 +44,3 @@ void gas_udp_rtt_backoff(struct gas_udp_rtt *r)
     if (gas_udp_rtt_timeout(r) < r->max)
         r->backoff++;
 }
-
-void gas_udp_rtt_set_min(struct gas_udp_rtt *r, uint64_t min)
-{
-    r->min = min < r->max ? min : r->max;
-    r->rto = clamp(r, r->srtt ? r->srtt + 4 * r->rttvar : r->rto);
-}

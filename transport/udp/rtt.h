@@ -23,8 +23,6 @@ void gas_udp_rtt_init(struct gas_udp_rtt *r, uint64_t initial, uint64_t min, uin
 void gas_udp_rtt_sample(struct gas_udp_rtt *r, uint64_t sample);
 /* The timeout in force: rto doubled per back-off step, at most max. */
 uint64_t gas_udp_rtt_timeout(const struct gas_udp_rtt *r);
-/* Change the lower clamp (a floor raised after spurious timeouts, or lowered back). */
-void gas_udp_rtt_set_min(struct gas_udp_rtt *r, uint64_t min);
 /* A timeout happened: back off one step (no further once at max). */
 void gas_udp_rtt_backoff(struct gas_udp_rtt *r);
 

@@ -57,6 +57,7 @@ struct gas_udp_cfg {
 
 struct gas_udp_counters {
     uint64_t dg_tx, dg_rx, b_tx, b_rx, retx, dup, ack_tx, ack_rx, bad, rejected;
+    uint64_t spurious;     /* timeouts shown needless by the receiver (not exported) */
 };
 
 enum gas_udp_slot_state { SLOT_QUEUED, SLOT_FLIGHT, SLOT_LOST, SLOT_SACKED };
@@ -112,7 +113,6 @@ struct gas_udp_chan {
     uint32_t spur_lo, spur_hi;   /* what the last timeout resent, until proven needed or not */
     int spur_check;
     uint64_t spur_cwnd, spur_ssthresh; /* the window before that timeout, to restore */
-    uint64_t spur_ns;            /* last spurious timeout (the raised RTO floor decays) */
     uint64_t last_progress_ns, retry_ns;
     uint64_t last_rx_ns;         /* the peer's last datagram */
     uint64_t probe_ns;           /* last completion probe; its interval backs off */
@@ -160,6 +160,9 @@ struct gas_udp_state {
     struct gas_udp_cfg cfg;
     gas_tl_env_t env;
     int fd, epfd, evfd;
+    int wait_ep, done_evfd;      /* thread mode: a completion waiter sleeps here */
+    pthread_mutex_t sleep_lock;  /* one such waiter at a time (others use the doorbell) */
+    atomic_int waiter_asleep;
     struct sockaddr_in self;
     uint32_t self_mask;          /* netmask of the chosen interface, network order */
     char self_str[48];           /* "a.b.c.d:port", the size of gas_peer_stats_t's endpoint */
@@ -266,8 +269,13 @@ int gas_udp_progress(void);
 /* Run every channel's timers if the earliest deadline passed; events handled. */
 int gas_udp_timers_run(uint64_t now);
 void gas_udp_kick(void);
-/* Poll mode's sleeper for gas_rt_wait: blocks in the socket. */
-void gas_udp_poll_sleep(gas_rt_cond_fn cond, void *arg, uint64_t max_ns);
+/*
+ * The sleeper for gas_rt_wait (see runtime/wait.h): poll mode always blocks
+ * in the socket; thread mode does so for a completion wait (watch NULL), so
+ * the acknowledgement wakes it without a hop through the progress thread,
+ * and leaves waits on segment words to the doorbell.
+ */
+int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t max_ns);
 
 /*
  * Wake this rank's sleepers whose watched word lies in [off, off + len) of its

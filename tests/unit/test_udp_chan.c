@@ -1,0 +1,432 @@
+/*
+ * The udp channel, driven through real loopback sockets with this test
+ * playing the peer (rank 1): the transport (rank 0, GAS_PROGRESS=poll, so
+ * nothing runs unless the test calls progress) sends datagrams to the test's
+ * socket, and the test answers with datagrams it builds with the wire API.
+ *
+ *  - sending: sequence numbers, window accounting, cumulative + selective
+ *    acks, fast retransmit of the holes, Karn's rule (no RTT sample from a
+ *    retransmitted datagram), the completion point;
+ *  - timeout: retransmission with back-off, and undoing the window cut of a
+ *    timeout whose resent datagram the receiver reports as a duplicate;
+ *  - receiving: in-order application with early datagrams held and
+ *    duplicates dropped (atomics applied exactly once), immediate acks with
+ *    selective bits for a gap, across the sequence-number wrap;
+ *  - the target's bounds checks: refused requests leave memory untouched and
+ *    are answered with ERR records;
+ *  - request/reply: a get and a fetching atomic completed by crafted replies.
+ */
+#include "transport/udp/udp.h"
+#include "alloc/segment.h"
+#include "runtime/boot_wire.h"
+#include "runtime/config.h"
+#include "runtime/error.h"
+#include "unit.h"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KEY 0x5eed5eed12345678ull
+#define SEG (1u << 20)
+
+extern const struct gas_tl_ops gas_udp_ops;
+
+static int psock;                  /* the test's socket: "rank 1" */
+static struct sockaddr_in paddr;
+static struct gas_udp_chan *ch;    /* rank 0's channel to rank 1 */
+static char *seg;
+static uint32_t peer_seq = GAS_UDP_SEQ_ISN; /* the test's own stream to rank 0 */
+static uint32_t peer_rx = GAS_UDP_SEQ_ISN;  /* next of rank 0's stream the test expects */
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void pump(void)
+{
+    for (int i = 0; i < 8; i++)
+        gas_udp_progress();
+}
+
+/* The next datagram rank 0 sent to the test (0 length when none within ms). */
+static size_t take(unsigned char *buf, struct gas_udp_hdr *h, int ms)
+{
+    struct pollfd p = {.fd = psock, .events = POLLIN};
+    if (poll(&p, 1, ms) <= 0)
+        return 0;
+    ssize_t n = recv(psock, buf, 65536, 0);
+    const char *why = "";
+    UCHECK(n > 0 && gas_udp_dgram_check(buf, (size_t)n, KEY, 1, 2, h, &why) == 0,
+           "rank 0 sent a bad datagram: %s", why);
+    return n > 0 ? (size_t)n : 0;
+}
+
+static void drain(void)
+{
+    unsigned char b[65536];
+    struct gas_udp_hdr h;
+    while (take(b, &h, 0))
+        ;
+}
+
+static void send_raw(const unsigned char *b, size_t len)
+{
+    UCHECK(sendto(psock, b, len, 0, (const struct sockaddr *)&gas_udp_g.self, sizeof gas_udp_g.self) ==
+               (ssize_t)len, "sendto");
+}
+
+/* A standalone ack from the test: ack/sack of rank 0's stream, dsack, cack. */
+static void send_ack(uint32_t ack, uint64_t sack, uint16_t dsack, uint32_t cack)
+{
+    unsigned char b[GAS_UDP_HDR_LEN];
+    struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .flags = GAS_UDP_F_NOSEQ, .dsack = dsack,
+                            .key = KEY, .src = 1, .dst = 0, .seq = peer_seq, .ack = ack,
+                            .sack = sack, .cack = cack};
+    gas_udp_hdr_write(b, &h);
+    gas_udp_dgram_sum_set(b, sizeof b);
+    send_raw(b, sizeof b);
+}
+
+/* A numbered datagram from the test with the given records (data from `data`). */
+static size_t build(unsigned char *b, uint32_t seq, const struct gas_udp_rec *r, int n,
+                    const void *data)
+{
+    struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .key = KEY, .src = 1, .dst = 0,
+                            .seq = seq, .ack = peer_rx, .cack = peer_rx};
+    gas_udp_hdr_write(b, &h);
+    size_t len = GAS_UDP_HDR_LEN;
+    for (int i = 0; i < n; i++) {
+        unsigned char *d = gas_udp_rec_write(b + len, &r[i]);
+        for (size_t k = 0; k < r[i].dlen; k++)
+            d[k] = ((const unsigned char *)data)[k];
+        len = (size_t)(d - b) + r[i].dlen;
+    }
+    gas_udp_dgram_sum_set(b, len);
+    return len;
+}
+
+static struct gas_udp_slot *slot(uint32_t seq)
+{
+    return &ch->ring[seq & (ch->ring_cap - 1)];
+}
+
+static void sending(void)
+{
+    const uint32_t isn = GAS_UDP_SEQ_ISN;
+    size_t payload = gas_udp_g.cfg.dgram_max - GAS_UDP_HDR_LEN - GAS_UDP_REC_LEN;
+    size_t n = 10 * payload;
+    unsigned char *src = malloc(n), buf[65536];
+    for (size_t i = 0; i < n; i++)
+        src[i] = (unsigned char)(i * 13);
+    UCHECK(gas_udp_ops.put(&ch->base, 8192, src, n, NULL) == GAS_INPROGRESS, "put in progress");
+    struct gas_udp_hdr h;
+    uint64_t off = 8192;
+    for (uint32_t i = 0; i < 10; i++) {
+        size_t len = take(buf, &h, 1000);
+        UCHECK(len == gas_udp_g.cfg.dgram_max && h.seq == isn + i, "datagram %u: len %zu seq %#x", i,
+               len, h.seq);
+        size_t pos = GAS_UDP_HDR_LEN;
+        struct gas_udp_rec r;
+        UCHECK(gas_udp_rec_next(buf, len, &pos, &r) && r.type == GAS_UDP_R_PUT && r.off == off &&
+                   r.dlen == payload && memcmp(r.data, src + (off - 8192), payload) == 0,
+               "datagram %u carries the right piece", i);
+        UCHECK(((r.flags & GAS_UDP_RF_FINAL) != 0) == (i == 9), "FINAL only on the last piece");
+        UCHECK(((h.flags & GAS_UDP_F_ACKREQ) != 0) == (i == 9), "ACKREQ ends the burst");
+        off += payload;
+    }
+    UCHECK(ch->next_seq == isn + 10 && ch->snd_nxt == isn + 10 && ch->una == isn, "10 in flight");
+    UCHECK(ch->inflight == 10ull * gas_udp_g.cfg.dgram_max, "inflight %llu",
+           (unsigned long long)ch->inflight);
+    /* Cumulative ack of 5; 7, 8, 9 acknowledged selectively: 5 and 6 are holes. */
+    sleep_ms(2);
+    send_ack(isn + 5, 0xe, 0, isn + 5);
+    pump();
+    UCHECK(ch->una == isn + 5, "una %#x", ch->una);
+    UCHECK(slot(isn + 7)->state == SLOT_SACKED && slot(isn + 9)->state == SLOT_SACKED, "sacked");
+    UCHECK(ch->rtt.srtt >= 1000000, "an RTT sample from datagrams sent once: %llu ns",
+           (unsigned long long)ch->rtt.srtt);
+    UCHECK(atomic_load(&ch->cacked) == isn + 5, "completion point");
+    /* Three later datagrams arrived: 5 and 6 are lost and sent again. */
+    uint32_t resent[2] = {0, 0};
+    int nres = 0;
+    size_t len;
+    while (nres < 2 && (len = take(buf, &h, 1000)) != 0)
+        if (h.seq == isn + 5 || h.seq == isn + 6) {
+            UCHECK(h.flags & GAS_UDP_F_RETX, "retransmission flagged");
+            resent[nres++] = h.seq;
+        }
+    UCHECK(nres == 2 && resent[0] == isn + 5 && resent[1] == isn + 6, "holes resent (%d)", nres);
+    UCHECK(ch->c.retx == 2 && ch->in_recovery, "2 retransmits (%llu), in recovery",
+           (unsigned long long)ch->c.retx);
+    /* Karn: acknowledging the resent ones gives no RTT sample. */
+    uint64_t srtt = ch->rtt.srtt;
+    sleep_ms(20);
+    send_ack(isn + 10, 0, 0, isn + 10);
+    pump();
+    UCHECK(ch->una == isn + 10 && ch->inflight == 0, "all acknowledged");
+    UCHECK(ch->rtt.srtt == srtt, "no sample from retransmitted datagrams (%llu vs %llu)",
+           (unsigned long long)ch->rtt.srtt, (unsigned long long)srtt);
+    UCHECK(atomic_load(&ch->cacked) == isn + 10, "complete");
+    UCHECK(!ch->in_recovery, "recovery over");
+    peer_rx = isn + 10;
+    free(src);
+}
+
+static void timeout(void)
+{
+    unsigned char src[3000], buf[65536];
+    struct gas_udp_hdr h;
+    memset(src, 7, sizeof src);
+    uint32_t first = ch->next_seq;
+    UCHECK(gas_udp_ops.put(&ch->base, 4096, src, sizeof src, NULL) == GAS_INPROGRESS, "put");
+    int got = 0;
+    while (take(buf, &h, 100))
+        got++;
+    UCHECK(got == 3, "3 datagrams (%d)", got);
+    uint64_t rto = gas_udp_rtt_timeout(&ch->rtt), cwnd = ch->cwnd;
+    sleep_ms((int)(rto / 1000000) + 5);
+    pump();
+    got = 0;
+    while (take(buf, &h, 100)) {
+        UCHECK(h.flags & GAS_UDP_F_RETX, "resent after the timeout");
+        got++;
+    }
+    UCHECK(got == 3, "all 3 resent after the timeout (%d)", got);
+    UCHECK(ch->rtt.backoff == 1 && gas_udp_rtt_timeout(&ch->rtt) == 2 * rto, "backed off");
+    UCHECK(ch->cwnd == ch->cwnd_min, "window at its floor after a timeout");
+    /* The peer reports the first resent one as a duplicate: nothing was lost. */
+    send_ack(first + 3, 0, 3, first + 3);
+    pump();
+    UCHECK(ch->cwnd >= cwnd, "window restored (%llu, was %llu)", (unsigned long long)ch->cwnd,
+           (unsigned long long)cwnd);
+    UCHECK(ch->c.spurious == 1, "one needless timeout recorded");
+    UCHECK(ch->una == first + 3 && atomic_load(&ch->cacked) == first + 3, "acknowledged");
+    peer_rx = first + 3;
+    drain();
+}
+
+/* Datagrams from the test, each adding 1 to a counter (non-fetching atomic). */
+static size_t add_one(unsigned char *b, uint32_t seq)
+{
+    struct gas_udp_rec r = {.type = GAS_UDP_R_AMO, .off = 4096 + 64, .a = 1, .amo_op = GAS_AMO_ADD,
+                            .amo_width = 8};
+    return build(b, seq, &r, 1, NULL);
+}
+
+static void receiving(void)
+{
+    unsigned char d[3][256], buf[65536];
+    size_t l[3];
+    struct gas_udp_hdr h;
+    uint64_t *counter = (uint64_t *)(void *)(seg + 4096 + 64);
+    uint32_t s0 = peer_seq;
+    for (int i = 0; i < 3; i++)
+        l[i] = add_one(d[i], s0 + (uint32_t)i);
+    send_raw(d[0], l[0]);
+    pump();
+    UCHECK(*counter == 1, "first applied");
+    send_raw(d[2], l[2]); /* early: held, and an immediate ack shows the gap */
+    pump();
+    UCHECK(*counter == 1, "early one held, not applied");
+    size_t len;
+    int acked = 0;
+    while ((len = take(buf, &h, 100)) != 0)
+        if (h.ack == s0 + 1 && (h.sack & 1))
+            acked = 1;
+    UCHECK(acked, "ack of %#x with a selective bit for %#x", s0 + 1, s0 + 2);
+    send_raw(d[0], l[0]); /* duplicate */
+    pump();
+    UCHECK(*counter == 1 && ch->c.dup == 1, "duplicate dropped (dups %llu)",
+           (unsigned long long)ch->c.dup);
+    send_raw(d[1], l[1]); /* fills the gap: 1 and 2 applied, in order */
+    pump();
+    UCHECK(*counter == 3, "gap filled: %llu", (unsigned long long)*counter);
+    send_raw(d[2], l[2]);
+    pump();
+    UCHECK(*counter == 3 && ch->c.dup == 2, "second duplicate dropped");
+    acked = 0;
+    while ((len = take(buf, &h, 100)) != 0)
+        if (h.ack == s0 + 3)
+            acked = 1;
+    UCHECK(acked, "everything acknowledged");
+    /* Across the wrap: 5000 more, every tenth sent twice and pairs swapped. */
+    uint32_t s = s0 + 3;
+    for (uint32_t i = 0; i < 5000; i += 2) {
+        size_t la = add_one(d[0], s + i), lb = add_one(d[1], s + i + 1);
+        send_raw(d[1], lb);
+        send_raw(d[0], la);
+        if (i % 10 == 0)
+            send_raw(d[0], la);
+        if (i % 32 == 0) {
+            pump();
+            drain();
+        }
+    }
+    pump();
+    drain();
+    peer_seq = s + 5000;
+    UCHECK(*counter == 5003, "every one applied exactly once: %llu", (unsigned long long)*counter);
+    UCHECK(ch->rx.next == peer_seq && gas_udp_seq_lt(s0, 0) && ch->rx.next < s0,
+           "the stream wrapped (next %#x)", ch->rx.next);
+}
+
+static void bounds(void)
+{
+    unsigned char b[512], buf[65536];
+    uint64_t before = ch->c.rejected;
+    memset(seg + SEG - 64, 0x5a, 64);
+    static const unsigned char data[100] = {1};
+    struct gas_udp_rec r[] = {
+        {.type = GAS_UDP_R_PUT, .flags = GAS_UDP_RF_FINAL, .dlen = 100, .op = 0, .off = SEG - 4},
+        {.type = GAS_UDP_R_PUT, .flags = GAS_UDP_RF_FINAL, .dlen = 8, .op = 0, .off = 8},
+        {.type = GAS_UDP_R_AMO, .op = 0x10001, .off = 1ull << 63, .a = 1, .amo_op = GAS_AMO_ADD, .amo_width = 8},
+        {.type = GAS_UDP_R_AMO, .op = 0x10002, .off = 4100, .a = 1, .amo_op = GAS_AMO_ADD, .amo_width = 8},
+        {.type = GAS_UDP_R_GET, .op = 0x10003, .off = UINT64_MAX - 8, .a = 64, .b = 0},
+        {.type = GAS_UDP_R_PUT, .flags = GAS_UDP_RF_FINAL | GAS_UDP_RF_SIGNAL, .dlen = 0, .op = 0,
+         .off = 8192, .a = SEG, .b = 1},
+    };
+    size_t l = build(b, peer_seq++, r, 6, data);
+    send_raw(b, l);
+    pump();
+    UCHECK(ch->c.rejected == before + 6, "6 refused (%llu)", (unsigned long long)(ch->c.rejected - before));
+    int same = 1;
+    for (int i = 0; i < 64; i++)
+        same &= seg[SEG - 64 + i] == 0x5a;
+    UCHECK(same, "nothing written near the end");
+    UCHECK(gas_al_seg_hdr(seg)->magic == 0, "header page untouched");
+    int errs = 0, bounds_errs = 0, align_errs = 0;
+    size_t len;
+    struct gas_udp_hdr h;
+    while ((len = take(buf, &h, 200)) != 0) {
+        size_t pos = GAS_UDP_HDR_LEN;
+        struct gas_udp_rec e;
+        if (h.flags & GAS_UDP_F_NOSEQ)
+            continue;
+        peer_rx = h.seq + 1;
+        while (gas_udp_rec_next(buf, len, &pos, &e)) {
+            errs += e.type == GAS_UDP_R_ERR;
+            bounds_errs += e.type == GAS_UDP_R_ERR && (int64_t)e.a == GAS_ERR_BOUNDS;
+            align_errs += e.type == GAS_UDP_R_ERR && (int64_t)e.a == GAS_ERR_ALIGN;
+        }
+    }
+    UCHECK(errs == 6 && bounds_errs == 5 && align_errs == 1, "ERR answers: %d (%d bounds, %d align)",
+           errs, bounds_errs, align_errs);
+    send_ack(peer_rx, 0, 0, peer_rx);
+    pump();
+}
+
+static void request_reply(void)
+{
+    unsigned char buf[65536], b[4096];
+    struct gas_udp_hdr h;
+    gas_tl_comp_t comp = {.pending = 1};
+    char dst[3000];
+    memset(dst, 0, sizeof dst);
+    UCHECK(gas_udp_ops.get(&ch->base, dst, 65536, sizeof dst, &comp) == GAS_INPROGRESS, "get");
+    pump(); /* a waiting caller's progress flushes a corked request */
+    size_t len = take(buf, &h, 1000);
+    size_t pos = GAS_UDP_HDR_LEN;
+    struct gas_udp_rec r;
+    UCHECK(len && gas_udp_rec_next(buf, len, &pos, &r) && r.type == GAS_UDP_R_GET && r.off == 65536 &&
+               r.a == sizeof dst && r.b == 0, "GET request");
+    peer_rx = h.seq + 1;
+    uint32_t op = r.op;
+    char data[3000];
+    for (int i = 0; i < 3000; i++)
+        data[i] = (char)(i * 7);
+    /* Three pieces, out of order, the middle one twice. */
+    static const int order[4] = {2, 0, 1, 1};
+    size_t l;
+    for (int i = 0; i < 4; i++) {
+        int k = order[i];
+        struct gas_udp_rec a = {.type = GAS_UDP_R_GET_REPLY, .dlen = 1000, .op = op,
+                                .off = 1000 * (uint64_t)k};
+        l = build(b, peer_seq + (uint32_t)k, &a, 1, data + 1000 * k);
+        send_raw(b, l);
+    }
+    peer_seq += 3;
+    pump();
+    UCHECK(atomic_load(&comp.pending) == 0 && atomic_load(&comp.status) == GAS_OK,
+           "get complete (rx.next %#x, peer_seq %#x, bad %llu, dup %llu)", ch->rx.next, peer_seq,
+           (unsigned long long)ch->c.bad, (unsigned long long)ch->c.dup);
+    UCHECK(memcmp(dst, data, sizeof dst) == 0, "get data");
+    /* A fetching atomic, answered with the old value. */
+    uint64_t result = 0;
+    gas_tl_amo_t amo = {.op = GAS_AMO_FETCH_ADD, .width = 8, .offset = 4096 + 128, .operand = 5,
+                        .result = &result};
+    gas_tl_comp_t c2 = {.pending = 1};
+    UCHECK(gas_udp_ops.amo(&ch->base, &amo, &c2) == GAS_INPROGRESS, "amo");
+    pump();
+    len = take(buf, &h, 1000);
+    pos = GAS_UDP_HDR_LEN;
+    while (len && (h.flags & GAS_UDP_F_NOSEQ))
+        len = take(buf, &h, 1000);
+    UCHECK(len && gas_udp_rec_next(buf, len, &pos, &r) && r.type == GAS_UDP_R_AMO && r.a == 5 &&
+               r.amo_op == GAS_AMO_FETCH_ADD, "AMO request");
+    peer_rx = h.seq + 1;
+    struct gas_udp_rec rep = {.type = GAS_UDP_R_AMO_REPLY, .op = r.op, .a = 41};
+    l = build(b, peer_seq++, &rep, 1, NULL);
+    send_raw(b, l);
+    /* The same reply again (a duplicate datagram): completes nothing twice. */
+    send_raw(b, l);
+    pump();
+    UCHECK(atomic_load(&c2.pending) == 0 && result == 41, "fetched %llu", (unsigned long long)result);
+    /* A reply to an operation nobody waits for is counted, not applied. */
+    uint64_t bad = ch->c.bad;
+    rep.op = 0x7777;
+    l = build(b, peer_seq++, &rep, 1, NULL);
+    send_raw(b, l);
+    pump();
+    UCHECK(ch->c.bad == bad + 1, "stray answer counted");
+    send_ack(ch->next_seq, 0, 0, ch->next_seq);
+    pump();
+    drain();
+}
+
+int main(void)
+{
+    gas_rt_error_set_abort(0);
+    setenv("GAS_PROGRESS", "poll", 1);
+    setenv("GAS_UDP_IFACE", "lo", 1);
+    setenv("GAS_UDP_RTO_MIN", "5ms", 1);
+    setenv("GAS_UDP_RTO_INIT", "5ms", 1);
+    setenv("GAS_UDP_ACK_DELAY", "0", 1);
+    setenv("GAS_LOG_LEVEL", "fatal", 1);
+    UCHECK(gas_rt_config_load() == GAS_OK, "config");
+    seg = aligned_alloc(4096, SEG);
+    memset(seg, 0, SEG);
+    gas_tl_env_t env = {.rank = 0, .nranks = 2, .job_key = KEY, .node_id = 1, .seg_base = seg,
+                        .seg_size = SEG, .seg_fd = -1};
+    UCHECK(gas_udp_ops.init(&env) == GAS_OK, "init");
+    psock = socket(AF_INET, SOCK_DGRAM, 0);
+    paddr = (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof paddr;
+    UCHECK(bind(psock, (struct sockaddr *)&paddr, sizeof paddr) == 0 &&
+               getsockname(psock, (struct sockaddr *)&paddr, &al) == 0, "test socket");
+    unsigned char blob[GAS_UDP_ADDR_LEN];
+    memcpy(blob, &paddr.sin_addr.s_addr, 4);
+    gas_udp_st16(blob + 4, ntohs(paddr.sin_port));
+    gas_udp_st16(blob + 6, 0);
+    gas_boot_put_u64(blob + 8, SEG);
+    gas_boot_put_u64(blob + 16, 2);
+    gas_tl_peer_t *peer;
+    UCHECK(gas_udp_ops.connect(1, blob, sizeof blob, &peer) == GAS_OK, "connect");
+    ch = (struct gas_udp_chan *)peer;
+    UCHECK(ch->near, "loopback is the near link class");
+    sending();
+    timeout();
+    receiving();
+    bounds();
+    request_reply();
+    gas_udp_ops.fini();
+    close(psock);
+    free(seg);
+    return unit_finish("test_udp_chan");
+}
