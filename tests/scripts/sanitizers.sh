@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the library, gasrun and the tests with AddressSanitizer + UndefinedBehaviorSanitizer
-# into build/asan, then run the unit tests and a set of multi-rank tests under them.
+# into build/asan, then run the unit tests and a set of multi-rank tests under them (shm,
+# and udp); then the udp transport's threaded paths under ThreadSanitizer (build/tsan).
 # Any sanitizer report fails the run (halt_on_error, and UBSan is made fatal).
 set -u
 cd "$(dirname "$0")/../.."
@@ -25,7 +26,32 @@ for t in $B/tests/unit/test_*; do run - "$t"; done
 for t in test_put_get test_sizes test_atomics test_order test_bad_input test_layout; do
     [ -x $B/tests/mr/$t ] && run 3 $B/tests/mr/$t
 done
+# The udp transport: its threads, channels and wire parsing under the sanitizers.
+for t in test_put_get test_atomics test_order test_udp_stray test_udp_oneside; do
+    [ -x $B/tests/mr/$t ] && GAS_TRANSPORT=udp run 2 $B/tests/mr/$t
+done
+[ -x $B/tests/mr/test_udp_faults ] && GAS_TRANSPORT=udp GAS_TEST_OPS=8000 GAS_TEST_UDP_DROP=5% \
+    GAS_TEST_UDP_DUP=2% GAS_TEST_UDP_REORDER=5% GAS_TEST_UDP_CORRUPT=1% run 4 $B/tests/mr/test_udp_faults
+GAS_TRANSPORT=udp GAS_PROGRESS=poll run 3 $B/tests/mr/test_put_get
 run 4 $B/examples/histogram 20000
 run 2 $B/bin/gas-bench --mode all --max-size 64k --reps 2 --quick
+# ThreadSanitizer over the udp transport (a progress thread, application threads
+# that also receive, per-channel locks): its own build tree, a few runs.
+T=build/tsan
+TSAN="-fsanitize=thread"
+if echo 'int main(void){return 0;}' | gcc -x c - $TSAN -o /dev/null 2>/dev/null &&
+   make --no-print-directory -s BUILD=$T OPT="-O1 -g" EXTRA_CFLAGS="$TSAN" \
+       LDLIBS="-lpthread -lrt -lm $TSAN" $T/bin/gasrun $T/tests/unit/test_udp_chan \
+       $T/tests/mr/test_atomics $T/tests/mr/test_udp_faults $T/tests/mr/test_udp_oneside >/dev/null; then
+    export TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0
+    B=$T
+    run - $T/tests/unit/test_udp_chan
+    GAS_TRANSPORT=udp run 2 $T/tests/mr/test_atomics
+    GAS_TRANSPORT=udp run 2 $T/tests/mr/test_udp_oneside
+    GAS_TRANSPORT=udp GAS_TEST_OPS=4000 GAS_TEST_UDP_DROP=5% GAS_TEST_UDP_DUP=2% \
+        GAS_TEST_UDP_REORDER=5% GAS_TEST_UDP_CORRUPT=1% run 4 $T/tests/mr/test_udp_faults
+else
+    echo "no ThreadSanitizer build: the udp thread checks were not run"
+fi
 [ $fail -eq 0 ] && echo "sanitizer runs clean"
 exit $fail

@@ -164,15 +164,16 @@ static void hold_back(const struct sockaddr_in *to, const unsigned char *buf, ui
     if (d == NULL)
         return; /* a lost datagram: the protocol recovers */
     uint64_t delay = g->cfg.fault_delay / 2 + roll() % (g->cfg.fault_delay / 2 + 1);
-    d->due_ns = gas_rt_now_ns() + delay;
+    uint64_t due = gas_rt_now_ns() + delay;
+    d->due_ns = due;
     d->to = *to;
     d->len = len;
     memcpy(d->buf, buf, len);
     pthread_mutex_lock(&g->fault_lock);
     d->next = g->delayed;
-    g->delayed = d;
+    g->delayed = d; /* from here on another thread may send and free it */
     pthread_mutex_unlock(&g->fault_lock);
-    gas_udp_timer_at(d->due_ns);
+    gas_udp_timer_at(due);
 }
 
 uint64_t gas_udp_sock_flush_delayed(uint64_t now)
