@@ -14,7 +14,7 @@
  * mismatches, atomics exact.  With the knobs on, each rank must also have
  * dropped corrupted datagrams (checksum) and retransmitted.
  */
-#include "check.h"
+#include "udp_test.h"
 
 #define SLICE (256u << 10)  /* bytes per writer per rank */
 #define NWORDS 64           /* private atomic words at the start of each slice */
@@ -164,13 +164,8 @@ int main(void)
     test_begin("udp_faults");
     me = t_rank;
     P = t_nranks;
-    gas_peer_stats_t st;
-    if (P > 1 && (gas_peer_stats((me + 1) % P, &st) != GAS_OK || strcmp(st.transport, "udp") != 0)) {
-        if (me == 0)
-            printf("skipped: the path between ranks is not udp (run with GAS_TRANSPORT=udp)\n");
-        gas_finalize();
+    if (udp_test_skip(2, 0, (me + 1) % P, NULL))
         return 77;
-    }
     const char *e = getenv("GAS_TEST_OPS");
     long total = e && *e ? atol(e) : 100000;
     long mine = (total + P - 1) / P;

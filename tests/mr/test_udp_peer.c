@@ -18,7 +18,7 @@
  * rank 0 ignores the SIGTERM gasrun then sends and must report
  * "survivor: ... GAS_ERR_PEER" within the timeout, before gasrun's SIGKILL.
  */
-#include "check.h"
+#include "udp_test.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -149,13 +149,8 @@ int main(int argc, char **argv)
     const char *t = getenv("GAS_UDP_PEER_TIMEOUT");
     if (t && *t)
         timeout_s = strtod(t, NULL) / (strstr(t, "ms") ? 1000.0 : 1.0);
-    gas_peer_stats_t st;
-    if (t_nranks != 2 || gas_peer_stats(1 - t_rank, &st) != GAS_OK || strcmp(st.transport, "udp")) {
-        if (t_rank == 0)
-            printf("skipped: needs exactly 2 ranks joined by udp\n");
-        gas_finalize();
+    if (udp_test_skip(2, 1, 1 - t_rank, NULL))
         return 77;
-    }
     gas_ptr_t pids, data;
     MUST(gas_malloc(2 * sizeof(uint64_t), &pids));
     MUST(gas_malloc_dist(2, 64 << 10, GAS_DIST_BLOCK, 0, &data));
