@@ -104,6 +104,7 @@ static void release(void)
     if (g->done_evfd >= 0)
         close(g->done_evfd);
     pthread_mutex_destroy(&g->sleep_lock);
+    pthread_mutex_destroy(&g->lease_lock);
     pthread_mutex_destroy(&g->chans_lock);
     pthread_mutex_destroy(&g->rx_lock);
     pthread_mutex_destroy(&g->timer_lock);
@@ -119,6 +120,7 @@ static gas_status_t udp_init(const gas_tl_env_t *env)
     g->fd = g->epfd = g->evfd = g->wait_ep = g->done_evfd = -1;
     g->env = *env;
     pthread_mutex_init(&g->sleep_lock, NULL);
+    pthread_mutex_init(&g->lease_lock, NULL);
     pthread_mutex_init(&g->chans_lock, NULL);
     pthread_mutex_init(&g->rx_lock, NULL);
     pthread_mutex_init(&g->timer_lock, NULL);
@@ -151,6 +153,7 @@ static gas_status_t udp_init(const gas_tl_env_t *env)
     }
     if ((st = epoll_add(g->epfd, g->fd)) != GAS_OK)
         goto err_release;
+    atomic_store(&g->pt_sock_on, 1);
     g->self_peer = (gas_tl_peer_t){.ops = &gas_udp_ops, .rank = env->rank,
                                    .direct_base = env->seg_base, .size = env->seg_size};
     if (!g->cfg.poll_mode) {

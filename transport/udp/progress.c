@@ -10,8 +10,15 @@
  * library also receive (when no one else is), which cuts a wake-up from a
  * round trip.
  *
- * A thread that waits for completions of its own operations sleeps in the
- * socket too (with an eventfd the progress thread pokes when it completes
+ * An application thread that polls the socket from inside the library (a
+ * wait's spin, or a completion wait asleep in the socket) *leases* it: for
+ * LEASE_NS after its last poll the progress thread does not watch the
+ * socket, so an arriving datagram wakes one thread instead of two racing for
+ * it (on a small VM the second wake-up costs more than the round trip).  The
+ * progress thread takes the socket back when the lease lapses (it sleeps no
+ * longer than that), and at once when the waiter sleeps on the doorbell.  A
+ * thread that waits for completions of its own operations sleeps in the
+ * socket (with an eventfd the progress thread pokes when it completes
  * operations), so an acknowledgement wakes it directly rather than through
  * the progress thread and the doorbell.
  *
@@ -36,6 +43,42 @@
 #define LINGER_NS 1000000000ull    /* idle this long: sleep until kicked */
 #define IDLE_POLL_NS 50000ull      /* poll mode, no udp peer yet: look this often */
 #define POLL_SLICE_NS 1000000ull   /* poll mode: longest sleep in the socket */
+#define LEASE_NS 50000ull          /* an application poll keeps the socket this long */
+
+/* Whether the progress thread's epoll set watches the socket (lease_lock held). */
+static void pt_watch(struct gas_udp_state *g, int on)
+{
+    struct epoll_event ev = {.events = on ? EPOLLIN : 0, .data.fd = g->fd};
+    epoll_ctl(g->epfd, EPOLL_CTL_MOD, g->fd, &ev);
+    atomic_store(&g->pt_sock_on, on);
+}
+
+/* An application thread polls the socket until `until`: the progress thread stands aside. */
+static void lease_take(struct gas_udp_state *g, uint64_t until)
+{
+    if (atomic_load_explicit(&g->lease_until, memory_order_relaxed) < until)
+        atomic_store(&g->lease_until, until);
+    if (atomic_load_explicit(&g->pt_sock_on, memory_order_relaxed)) {
+        pthread_mutex_lock(&g->lease_lock);
+        if (atomic_load(&g->pt_sock_on))
+            pt_watch(g, 0);
+        pthread_mutex_unlock(&g->lease_lock);
+    }
+}
+
+/* The socket goes back to the progress thread (lease lapsed or given up). */
+static void lease_end(struct gas_udp_state *g, int force)
+{
+    if (atomic_load_explicit(&g->pt_sock_on, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&g->lease_lock);
+    if (!atomic_load(&g->pt_sock_on) && (force || gas_rt_now_ns() >= atomic_load(&g->lease_until))) {
+        if (force)
+            atomic_store(&g->lease_until, 0);
+        pt_watch(g, 1);
+    }
+    pthread_mutex_unlock(&g->lease_lock);
+}
 
 void gas_udp_kick(void)
 {
@@ -84,6 +127,8 @@ int gas_udp_progress(void)
         g->last_idle_poll_ns = now;
     }
     int n = 0;
+    if (!g->cfg.poll_mode)
+        lease_take(g, (now ? now : gas_rt_now_ns()) + LEASE_NS);
     if (atomic_load_explicit(&g->corked, memory_order_relaxed) && atomic_exchange(&g->corked, 0)) {
         /* Someone waits: send what was corked. */
         uint32_t na = atomic_load_explicit(&g->nactive, memory_order_acquire);
@@ -131,10 +176,15 @@ static void *progress_main(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the application's */
     uint64_t busy = gas_rt_now_ns();
     while (!atomic_load(&g->stop)) {
-        pthread_mutex_lock(&g->rx_lock);
-        int n = gas_udp_rx_batch(1);
-        pthread_mutex_unlock(&g->rx_lock);
-        uint64_t now = gas_rt_now_ns();
+        int n = 0;
+        uint64_t now = gas_rt_now_ns(), lease = atomic_load(&g->lease_until);
+        if (now >= lease) {
+            lease_end(g, 0);
+            pthread_mutex_lock(&g->rx_lock);
+            n = gas_udp_rx_batch(1);
+            pthread_mutex_unlock(&g->rx_lock);
+            now = gas_rt_now_ns();
+        }
         n += gas_udp_timers_run(now);
         if (n) {
             busy = now;
@@ -151,6 +201,9 @@ static void *progress_main(void *arg)
         uint64_t wake = next != GAS_UDP_NEVER ? next
                         : now - busy < LINGER_NS ? now + TICK_NS
                                                  : GAS_UDP_NEVER;
+        lease = atomic_load(&g->lease_until);
+        if (lease > now && lease < wake)
+            wake = lease; /* then take the socket back (a sleep, never a spin) */
         atomic_store(&g->pt_wake_ns, wake);
         /* Sleeping for good: recheck, a sender may have set a timer meanwhile. */
         if (wake == GAS_UDP_NEVER && atomic_load(&g->next_timer_ns) != GAS_UDP_NEVER) {
@@ -203,13 +256,27 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
             wait_events(g->epfd, -1, now, until);
         return 1;
     }
-    /* A wait on a segment word is woken by the doorbell the progress thread
-     * rings for that word; so is every waiter beyond the first. */
-    if (watch != NULL || pthread_mutex_trylock(&g->sleep_lock) != 0)
+    /* A wait on a segment word sleeps on the doorbell, which the progress
+     * thread rings for that word: give it the socket back.  So does every
+     * waiter beyond the first, while the first keeps the socket. */
+    if (watch != NULL || pthread_mutex_trylock(&g->sleep_lock) != 0) {
+        if (!atomic_load(&g->waiter_asleep))
+            lease_end(g, 1);
         return 0;
+    }
+    /* A completion waiter keeps the socket while it sleeps in it, and handles
+     * what woke it; the progress thread still wakes for timers. */
     atomic_store(&g->waiter_asleep, 1);
-    if (!cond(arg))
+    lease_take(g, until + LEASE_NS);
+    if (!cond(arg)) {
         wait_events(g->wait_ep, g->done_evfd, now, until);
+        if (pthread_mutex_trylock(&g->rx_lock) == 0) {
+            while (gas_udp_rx_batch(0) == GAS_UDP_BATCH)
+                ;
+            pthread_mutex_unlock(&g->rx_lock);
+        }
+        atomic_store(&g->lease_until, gas_rt_now_ns() + LEASE_NS);
+    }
     atomic_store(&g->waiter_asleep, 0);
     pthread_mutex_unlock(&g->sleep_lock);
     return 1;

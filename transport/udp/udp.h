@@ -163,6 +163,9 @@ struct gas_udp_state {
     int wait_ep, done_evfd;      /* thread mode: a completion waiter sleeps here */
     pthread_mutex_t sleep_lock;  /* one such waiter at a time (others use the doorbell) */
     atomic_int waiter_asleep;
+    _Atomic uint64_t lease_until; /* an application thread polls the socket until then */
+    pthread_mutex_t lease_lock;  /* guards pt_sock_on and the progress thread's epoll set */
+    atomic_int pt_sock_on;       /* the progress thread watches the socket */
     struct sockaddr_in self;
     uint32_t self_mask;          /* netmask of the chosen interface, network order */
     char self_str[48];           /* "a.b.c.d:port", the size of gas_peer_stats_t's endpoint */
