@@ -2,12 +2,13 @@
  * test_udp_oneside - one-sided operations complete while the target never
  * calls the library (GAS_PROGRESS=thread, the default).
  *
- * Rank 1 leaves the library after a barrier and sleeps in nanosleep for
- * SLEEP_S seconds.  Meanwhile rank 0 puts 1 MiB into it and reads it back,
- * does 1000 fetch-adds and a compare-and-swap on its words, a put-with-signal
- * and a strided get, checking every result; all of it must be done well
- * before rank 1 wakes (so rank 1's progress thread served it).  After the
- * sleep rank 1 checks by plain loads that the data and the signal arrived.
+ * Twice, rank 1 leaves the library after a barrier for IDLE_S seconds: first
+ * sleeping in nanosleep, then spinning on the clock (computing).  Each time
+ * rank 0 puts 1 MiB into it and reads it back, does 1000 fetch-adds and a
+ * compare-and-swap on its words, a put-with-signal and a strided get,
+ * checking every result; all of it must be done well before rank 1 comes
+ * back (so rank 1's progress thread served it).  Then rank 1 checks by plain
+ * loads that the data and the signal arrived.
  * Other ranks (if any) only take part in the barriers.  With
  * GAS_PROGRESS=poll the test is skipped: there a target that never calls
  * the library serves nothing, by design (docs/udp.md).
@@ -16,8 +17,74 @@
 
 #include <time.h>
 
-#define SLEEP_S 3.0
+#define IDLE_S 2.0
 #define DATA (1u << 20)
+
+static gas_ptr_t base1, ctr, cas, sig;
+
+static void idle_sleeping(void)
+{
+    struct timespec ts = {(time_t)IDLE_S, (long)((IDLE_S - (time_t)IDLE_S) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static void idle_spinning(void)
+{
+    double end = test_elapsed() + IDLE_S;
+    while (test_elapsed() < end)
+        ;
+}
+
+/* Rank 1 idles outside the library while rank 0 works on it. */
+static void phase(const char *how, void (*idle)(void), int round)
+{
+    MUST(gas_barrier());
+    if (t_rank == 1) {
+        idle();
+        /* The signal was stored after everything else rank 0 sent: acquire it
+         * first, then plain loads see the rest. */
+        const uint64_t *w = gas_ptr_local(ctr);
+        uint64_t signal = __atomic_load_n(&w[2], __ATOMIC_ACQUIRE);
+        CHECK(signal == (uint64_t)round, "%s: signal after idling: %" PRIu64, how, signal);
+        const uint8_t *mine = gas_ptr_local(base1);
+        check_pattern("data seen by the idle rank", mine, DATA, 0, round, 0, 0);
+        CHECK(w[0] == 1000 * (uint64_t)round && w[1] == 77, "%s: words after idling: %" PRIu64 " %" PRIu64,
+              how, w[0], w[1]);
+    } else if (t_rank == 0) {
+        double t0 = test_elapsed();
+        uint8_t *buf = test_xmalloc(DATA), *back = test_xmalloc(DATA);
+        pattern_fill(buf, DATA, 0, round, 0);
+        CHECK_OK(gas_put(base1, buf, DATA));
+        CHECK_OK(gas_quiet());
+        memset(back, 0, DATA);
+        CHECK_OK(gas_get(back, base1, DATA));
+        check_bytes("read back from the idle rank", back, buf, DATA, 0);
+        uint64_t old = 0, bad = 0, base = 1000 * (uint64_t)(round - 1);
+        for (uint64_t i = 0; i < 1000; i++) {
+            CHECK_OK(gas_atomic_fetch_add_u64(ctr, 1, &old));
+            bad += old != base + i;
+        }
+        CHECK(bad == 0, "%" PRIu64 " fetch-adds returned a wrong old value", bad);
+        CHECK_OK(gas_atomic_cswap_u64(cas, round == 1 ? 0 : 77, 77, &old));
+        CHECK(old == (round == 1 ? 0 : 77), "cswap returned %" PRIu64, old);
+        CHECK_OK(gas_atomic_cswap_u64(cas, 0, 99, &old));
+        CHECK(old == 77, "failed cswap returned %" PRIu64, old);
+        CHECK_OK(gas_put_signal(base1, buf, 4096, sig, (uint64_t)round, GAS_SIGNAL_SET));
+        uint8_t sparse[64];
+        CHECK_OK(gas_iget(sparse, base1, 1, 1000, 1, sizeof sparse));
+        for (size_t k = 0; k < sizeof sparse; k++)
+            CHECK(sparse[k] == buf[k * 1000], "strided byte %zu", k);
+        CHECK_OK(gas_quiet());
+        double took = test_elapsed() - t0;
+        test_note("everything completed in %.3f s while rank 1 was %s for %.1f s outside the library",
+                  took, how, IDLE_S);
+        CHECK(took < IDLE_S * 0.8, "operations took %.2f s: they waited for rank 1 to come back", took);
+        free(buf);
+        free(back);
+    }
+    MUST(gas_barrier());
+}
 
 int main(void)
 {
@@ -34,57 +101,11 @@ int main(void)
     gas_ptr_t arr;
     /* Per rank: DATA bytes of data, then 16 words (counter, cas word, signal). */
     MUST(gas_malloc_dist((uint64_t)t_nranks, DATA + 128, GAS_DIST_BLOCK, 0, &arr));
-    gas_ptr_t base1 = test_at(arr, DATA + 128);      /* rank 1's part */
-    gas_ptr_t ctr = test_at(arr, 2 * (uint64_t)DATA + 128 + 0);
-    gas_ptr_t cas = test_at(arr, 2 * (uint64_t)DATA + 128 + 8);
-    gas_ptr_t sig = test_at(arr, 2 * (uint64_t)DATA + 128 + 16);
-    MUST(gas_barrier());
-    if (t_rank == 1) {
-        /* Out of the library: no progress from this thread. */
-        struct timespec ts = {(time_t)SLEEP_S, (long)((SLEEP_S - (time_t)SLEEP_S) * 1e9)};
-        while (nanosleep(&ts, &ts) != 0)
-            ;
-        /* The signal was stored after everything else rank 0 sent: acquire it
-         * first, then plain loads see the rest. */
-        const uint64_t *w = gas_ptr_local(ctr);
-        uint64_t signal = __atomic_load_n(&w[2], __ATOMIC_ACQUIRE);
-        CHECK(signal == 5, "signal after the sleep: %" PRIu64, signal);
-        const uint8_t *mine = gas_ptr_local(base1);
-        check_pattern("data seen by the sleeper", mine, DATA, 0, 1, 0, 0);
-        CHECK(w[0] == 1000 && w[1] == 77, "words after the sleep: %" PRIu64 " %" PRIu64, w[0], w[1]);
-    } else if (t_rank == 0) {
-        double t0 = test_elapsed();
-        uint8_t *buf = test_xmalloc(DATA), *back = test_xmalloc(DATA);
-        pattern_fill(buf, DATA, 0, 1, 0);
-        CHECK_OK(gas_put(base1, buf, DATA));
-        CHECK_OK(gas_quiet());
-        memset(back, 0, DATA);
-        CHECK_OK(gas_get(back, base1, DATA));
-        check_bytes("read back from the sleeper", back, buf, DATA, 0);
-        uint64_t old = 0, bad = 0;
-        for (uint64_t i = 0; i < 1000; i++) {
-            CHECK_OK(gas_atomic_fetch_add_u64(ctr, 1, &old));
-            bad += old != i;
-        }
-        CHECK(bad == 0, "%" PRIu64 " fetch-adds returned a wrong old value", bad);
-        CHECK_OK(gas_atomic_cswap_u64(cas, 0, 77, &old));
-        CHECK(old == 0, "cswap returned %" PRIu64, old);
-        CHECK_OK(gas_atomic_cswap_u64(cas, 0, 99, &old));
-        CHECK(old == 77, "failed cswap returned %" PRIu64, old);
-        CHECK_OK(gas_put_signal(base1, buf, 4096, sig, 5, GAS_SIGNAL_SET));
-        uint8_t sparse[64];
-        CHECK_OK(gas_iget(sparse, base1, 1, 1000, 1, sizeof sparse));
-        for (size_t k = 0; k < sizeof sparse; k++)
-            CHECK(sparse[k] == buf[k * 1000], "strided byte %zu", k);
-        CHECK_OK(gas_quiet());
-        double took = test_elapsed() - t0;
-        test_note("everything completed in %.3f s while rank 1 slept %.1f s outside the library",
-                  took, SLEEP_S);
-        CHECK(took < SLEEP_S * 0.8, "operations took %.2f s: they waited for the sleeper to wake",
-              took);
-        free(buf);
-        free(back);
-    }
-    MUST(gas_barrier());
+    base1 = test_at(arr, DATA + 128); /* rank 1's part */
+    ctr = test_at(arr, 2 * (uint64_t)DATA + 128 + 0);
+    cas = test_at(arr, 2 * (uint64_t)DATA + 128 + 8);
+    sig = test_at(arr, 2 * (uint64_t)DATA + 128 + 16);
+    phase("sleeping", idle_sleeping, 1);
+    phase("spinning", idle_spinning, 2);
     return test_end();
 }

@@ -27,7 +27,7 @@ for t in test_put_get test_sizes test_atomics test_order test_bad_input test_lay
     [ -x $B/tests/mr/$t ] && run 3 $B/tests/mr/$t
 done
 # The udp transport: its threads, channels and wire parsing under the sanitizers.
-for t in test_put_get test_atomics test_order test_udp_stray test_udp_oneside; do
+for t in test_put_get test_atomics test_order test_udp_stray test_udp_oneside test_udp_threads; do
     [ -x $B/tests/mr/$t ] && GAS_TRANSPORT=udp run 2 $B/tests/mr/$t
 done
 [ -x $B/tests/mr/test_udp_faults ] && GAS_TRANSPORT=udp GAS_TEST_OPS=8000 GAS_TEST_UDP_DROP=5% \
@@ -42,12 +42,15 @@ TSAN="-fsanitize=thread"
 if echo 'int main(void){return 0;}' | gcc -x c - $TSAN -o /dev/null 2>/dev/null &&
    make --no-print-directory -s BUILD=$T OPT="-O1 -g" EXTRA_CFLAGS="$TSAN" \
        LDLIBS="-lpthread -lrt -lm $TSAN" $T/bin/gasrun $T/tests/unit/test_udp_chan \
-       $T/tests/mr/test_atomics $T/tests/mr/test_udp_faults $T/tests/mr/test_udp_oneside >/dev/null; then
+       $T/tests/mr/test_atomics $T/tests/mr/test_udp_faults $T/tests/mr/test_udp_oneside \
+       $T/tests/mr/test_udp_threads >/dev/null; then
     export TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0
     B=$T
     run - $T/tests/unit/test_udp_chan
     GAS_TRANSPORT=udp run 2 $T/tests/mr/test_atomics
     GAS_TRANSPORT=udp run 2 $T/tests/mr/test_udp_oneside
+    GAS_TRANSPORT=udp GAS_TEST_OPS=8000 run 2 $T/tests/mr/test_udp_threads
+    GAS_TRANSPORT=udp GAS_PROGRESS=poll GAS_TEST_OPS=8000 run 2 $T/tests/mr/test_udp_threads
     GAS_TRANSPORT=udp GAS_TEST_OPS=4000 GAS_TEST_UDP_DROP=5% GAS_TEST_UDP_DUP=2% \
         GAS_TEST_UDP_REORDER=5% GAS_TEST_UDP_CORRUPT=1% run 4 $T/tests/mr/test_udp_faults
 else
