@@ -138,25 +138,7 @@ static void verify(void)
         check_bytes("final slice", buf, shadow + (size_t)t * SLICE, SLICE, (uint64_t)t * SLICE);
     }
     free(buf);
-    /* Every rank publishes what it added; every rank checks every counter. */
-    size_t n = (size_t)P * NCOUNT;
-    MUST(gas_put(test_at(sums, (uint64_t)me * n * 8), added, n * 8));
-    MUST(gas_barrier());
-    uint64_t *all = test_xmalloc((size_t)P * n * 8), *got = test_xmalloc(n * 8);
-    MUST(gas_get(all, sums, (size_t)P * n * 8));
-    MUST(gas_get(got, counters, n * 8));
-    long bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t want = 0;
-        for (int w = 0; w < P; w++)
-            want += all[(size_t)w * n + i];
-        if (got[i] != want && bad++ < 4)
-            FAIL("counter %zu (rank %zu) is %" PRIu64 ", the ranks added %" PRIu64, i % NCOUNT,
-                 i / NCOUNT, got[i], want);
-    }
-    CHECK(bad == 0, "%ld shared counters wrong", bad);
-    free(all);
-    free(got);
+    udp_test_check_counters(counters, sums, (size_t)P * NCOUNT, 1, &added);
 }
 
 int main(void)
@@ -166,9 +148,7 @@ int main(void)
     P = t_nranks;
     if (udp_test_skip(2, 0, (me + 1) % P, NULL))
         return 77;
-    const char *e = getenv("GAS_TEST_OPS");
-    long total = e && *e ? atol(e) : 100000;
-    long mine = (total + P - 1) / P;
+    long mine = (udp_test_ops(100000) + P - 1) / P;
     MUST(gas_malloc((size_t)P * (size_t)P * SLICE, &data));
     MUST(gas_malloc((size_t)P * NCOUNT * 8, &counters));
     MUST(gas_malloc((size_t)P * (size_t)P * NCOUNT * 8, &sums));

@@ -124,8 +124,7 @@ int main(void)
     P = t_nranks;
     if (udp_test_skip(2, 0, (me + 1) % P, NULL))
         return 77;
-    const char *e = getenv("GAS_TEST_OPS");
-    ops_per_thread = (e && *e ? atol(e) : 40000) / (P * NTHREADS);
+    ops_per_thread = udp_test_ops(40000) / (P * NTHREADS);
     MUST(gas_malloc((size_t)P * (size_t)P * NTHREADS * SLICE, &data));
     MUST(gas_malloc((size_t)P * NCOUNT * 8, &counters));
     MUST(gas_malloc((size_t)P * NTHREADS * (size_t)P * NCOUNT * 8, &sums));
@@ -145,29 +144,18 @@ int main(void)
     CHECK(thread_failures == 0, "%ld failures in the threads", thread_failures);
     MUST(gas_barrier());
     uint8_t *buf = test_xmalloc(SLICE);
-    size_t n = (size_t)P * NCOUNT;
+    uint64_t *added[NTHREADS];
     for (int k = 0; k < NTHREADS; k++) {
         for (int t = 0; t < P; t++) {
             CHECK_OK(gas_get(buf, slice_at(t, k, 0), SLICE));
             check_bytes("final slice", buf, w[k].shadow + (size_t)t * SLICE, SLICE, 0);
         }
-        MUST(gas_put(test_at(sums, ((uint64_t)me * NTHREADS + (uint64_t)k) * n * 8), w[k].added, n * 8));
+        added[k] = w[k].added;
     }
-    MUST(gas_barrier());
-    uint64_t *all = test_xmalloc((size_t)P * NTHREADS * n * 8), *got = test_xmalloc(n * 8);
-    MUST(gas_get(all, sums, (size_t)P * NTHREADS * n * 8));
-    MUST(gas_get(got, counters, n * 8));
-    for (size_t i = 0; i < n; i++) {
-        uint64_t want = 0;
-        for (int s = 0; s < P * NTHREADS; s++)
-            want += all[(size_t)s * n + i];
-        CHECK(got[i] == want, "counter %zu: %" PRIu64 ", the threads added %" PRIu64, i, got[i], want);
-    }
+    udp_test_check_counters(counters, sums, (size_t)P * NCOUNT, NTHREADS, added);
     if (me == 0)
         test_note("%d threads x %ld operations per rank, all checked", NTHREADS, ops_per_thread);
     free(buf);
-    free(all);
-    free(got);
     for (int k = 0; k < NTHREADS; k++) {
         free(w[k].shadow);
         free(w[k].added);

@@ -80,6 +80,16 @@ static void lease_end(struct gas_udp_state *g, int force)
     pthread_mutex_unlock(&g->lease_lock);
 }
 
+void gas_udp_timer_at(uint64_t t)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    uint64_t cur = atomic_load(&g->next_timer_ns);
+    while (t < cur && !atomic_compare_exchange_weak(&g->next_timer_ns, &cur, t))
+        ;
+    if (g->pt_started && atomic_load(&g->pt_wake_ns) == GAS_UDP_NEVER)
+        gas_udp_kick();
+}
+
 void gas_udp_kick(void)
 {
     uint64_t one = 1;

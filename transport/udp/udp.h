@@ -8,10 +8,13 @@
  *   rtt.[ch]     RFC 6298 retransmission timeout
  *   bounds.h     the target's overflow-free range check
  *   sock.c       socket, address choice, batched send/receive, fault injection
- *   chan.c       per-peer channel, send side: sealing, window, acks, timers, loss
+ *   chan.c       per-peer channel: making it, filling and sealing datagrams,
+ *                operations awaiting answers, declaring a peer dead
+ *   send.c       send side: windows, congestion, transmission, acks, loss, timers
  *   rx.c         receive side: checks, in-order delivery, applying records
- *   ops.c        the ops table: init/fini, put/get/atomics, quiet, stats
- *   progress.c   the progress thread and the poll-mode sleeper
+ *   ops.c        the ops table: routes, put/get/atomics, quiet, counters
+ *   init.c       set-up and tear-down: configuration, sockets, threads, goodbyes
+ *   progress.c   the progress thread, the socket lease and the sleeper
  *
  * Locking: each channel has a mutex that guards all its state (both
  * directions, its operations and its counters).  One thread at a time
@@ -217,6 +220,12 @@ uint64_t gas_udp_sock_flush_delayed(uint64_t now);
 void gas_udp_addr_str(const struct sockaddr_in *a, char *buf, size_t cap);
 
 /* ---- chan.c ---- */
+static inline struct gas_udp_slot *gas_udp_slot_at(struct gas_udp_chan *ch, uint32_t seq)
+{
+    return &ch->ring[seq & (ch->ring_cap - 1)];
+}
+/* Return an acknowledged datagram's buffer to the channel's spares. */
+void gas_udp_buf_put(struct gas_udp_chan *ch, unsigned char *b);
 /* The channel to rank, made (with its address fetched if need be) when create. */
 struct gas_udp_chan *gas_udp_chan_get(int rank, int create);
 /* Make the channel to rank (or find it), setting its address when given and missing. */
@@ -230,6 +239,15 @@ size_t gas_udp_chan_room(struct gas_udp_chan *ch, size_t fixed, size_t want);
 /* Append a record (after gas_udp_chan_room); returns where its data goes. */
 unsigned char *gas_udp_chan_append(struct gas_udp_chan *ch, const struct gas_udp_rec *r);
 void gas_udp_chan_seal(struct gas_udp_chan *ch, uint64_t now);
+/* Declare the peer dead: fail everything outstanding with GAS_ERR_PEER. */
+void gas_udp_chan_kill(struct gas_udp_chan *ch, const char *why);
+/* Operations awaiting replies. */
+uint32_t gas_udp_op_new(struct gas_udp_chan *ch, enum gas_udp_op_kind kind, gas_tl_comp_t *comp,
+                        void *dst, uint64_t len);
+struct gas_udp_op *gas_udp_op_find(struct gas_udp_chan *ch, uint32_t id);
+void gas_udp_op_finish(struct gas_udp_chan *ch, struct gas_udp_op *op);
+
+/* ---- send.c ---- */
 /*
  * Send what the windows allow (losses first, then new datagrams).  Unless
  * flush, a part-filled open datagram stays open (corked) while GAS_UDP_CORK
@@ -249,15 +267,6 @@ void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags)
 uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now);
 /* A duplicate of our peer's datagram dup arrived: resend replies to it. */
 void gas_udp_chan_resend_replies(struct gas_udp_chan *ch, uint32_t dup, uint64_t now);
-/* Declare the peer dead: fail everything outstanding with GAS_ERR_PEER. */
-void gas_udp_chan_kill(struct gas_udp_chan *ch, const char *why);
-/* Operations awaiting replies. */
-uint32_t gas_udp_op_new(struct gas_udp_chan *ch, enum gas_udp_op_kind kind, gas_tl_comp_t *comp,
-                        void *dst, uint64_t len);
-struct gas_udp_op *gas_udp_op_find(struct gas_udp_chan *ch, uint32_t id);
-void gas_udp_op_finish(struct gas_udp_chan *ch, struct gas_udp_op *op);
-/* Lower the global timer deadline to t (and wake the progress thread if it sleeps for good). */
-void gas_udp_timer_at(uint64_t t);
 
 /* ---- rx.c ---- */
 /* Receive and handle one batch; returns datagrams handled (0: none waiting). */
@@ -266,6 +275,8 @@ int gas_udp_rx_batch(int from_pt);
 int gas_udp_rx_deliver(struct gas_udp_chan *ch, const unsigned char *buf, uint32_t len, uint64_t now);
 
 /* ---- progress.c ---- */
+/* Lower the global timer deadline to t (and wake the progress thread if it sleeps for good). */
+void gas_udp_timer_at(uint64_t t);
 gas_status_t gas_udp_progress_start(void);
 void gas_udp_progress_stop(void);
 int gas_udp_progress(void);
@@ -285,6 +296,10 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
  * segment; (0, 0) wakes only those waiting on other memory (completions).
  */
 void gas_udp_ring_own(uint64_t off, uint64_t len);
+
+/* ---- init.c ---- */
+gas_status_t gas_udp_init(const gas_tl_env_t *env);
+void gas_udp_fini(void);
 
 /* ---- ops.c ---- */
 #define GAS_UDP_COUNT(field, n) \

@@ -1,0 +1,241 @@
+/*
+ * init.c - set-up and tear-down of the udp transport: the configuration rows,
+ * the socket, the epoll sets and the progress thread; and at finalize the
+ * goodbye handshake that lets every peer collect its last acknowledgements
+ * before the socket closes.
+ */
+#include "transport/udp/udp.h"
+#include "runtime/clock.h"
+#include "runtime/config.h"
+#include "runtime/error.h"
+#include "runtime/log.h"
+#include "runtime/wait.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BYE_WAIT_MAX_NS 5000000000ull /* finalize waits this long at most for peers' goodbyes */
+
+extern const struct gas_tl_ops gas_udp_ops;
+struct gas_udp_state gas_udp_g = {.fd = -1, .epfd = -1, .evfd = -1, .wait_ep = -1, .done_evfd = -1};
+
+/* ---- set-up ---- */
+
+static gas_status_t read_config(struct gas_udp_cfg *c)
+{
+    uint64_t mtu = gas_rt_config_size(GAS_CFG_UDP_MTU);
+    if (mtu < 320 || mtu > 65535)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                            "GAS_UDP_MTU=%llu is outside 320..65535", (unsigned long long)mtu);
+    c->dgram_accept = (uint32_t)mtu - GAS_UDP_IP_UDP_OVERHEAD;
+    if (c->dgram_accept > GAS_UDP_MAX_DGRAM)
+        c->dgram_accept = GAS_UDP_MAX_DGRAM;
+    c->dgram_max = c->dgram_accept;
+    uint64_t w = gas_rt_config_size(GAS_CFG_UDP_WINDOW);
+    if (w < 16 || w > (1u << 20))
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                            "GAS_UDP_WINDOW=%llu is outside 16..1048576", (unsigned long long)w);
+    c->window = (uint32_t)w;
+    c->inflight_near = gas_rt_config_size(GAS_CFG_UDP_INFLIGHT_NEAR);
+    c->inflight_far = gas_rt_config_size(GAS_CFG_UDP_INFLIGHT_FAR);
+    c->inflight_total = gas_rt_config_size(GAS_CFG_UDP_INFLIGHT_TOTAL);
+    c->send_queue = gas_rt_config_size(GAS_CFG_UDP_SEND_QUEUE);
+    c->rto_min = gas_rt_config_ns(GAS_CFG_UDP_RTO_MIN);
+    c->rto_max = gas_rt_config_ns(GAS_CFG_UDP_RTO_MAX);
+    c->rto_init = gas_rt_config_ns(GAS_CFG_UDP_RTO_INIT);
+    c->ack_delay = gas_rt_config_ns(GAS_CFG_UDP_ACK_DELAY);
+    c->peer_timeout = gas_rt_config_ns(GAS_CFG_UDP_PEER_TIMEOUT);
+    if (c->rto_min == 0 || c->peer_timeout == 0)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                            "GAS_UDP_RTO_MIN and GAS_UDP_PEER_TIMEOUT must be above 0");
+    c->poll_mode = gas_rt_config_enum(GAS_CFG_PROGRESS) == 1;
+    c->drop_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_TEST_UDP_DROP);
+    c->dup_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_TEST_UDP_DUP);
+    c->reorder_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_TEST_UDP_REORDER);
+    c->corrupt_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_TEST_UDP_CORRUPT);
+    c->fault_delay = gas_rt_config_ns(GAS_CFG_TEST_UDP_DELAY);
+    if (c->drop_ppm | c->dup_ppm | c->reorder_ppm | c->corrupt_ppm)
+        gas_log_warn_once("udp", "test fault injection is on (GAS_TEST_UDP_*): drop %u, "
+                                 "duplicate %u, reorder %u, corrupt %u per million datagrams",
+                          c->drop_ppm, c->dup_ppm, c->reorder_ppm, c->corrupt_ppm);
+    return GAS_OK;
+}
+
+static gas_status_t epoll_add(int ep, int fd)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+        return gas_rt_error(GAS_ERR_IO, "gas_init", "epoll_ctl: %s", strerror(errno));
+    return GAS_OK;
+}
+
+static void release(void)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    gas_udp_progress_stop();
+    gas_rt_wait_set_sleeper(NULL);
+    uint32_t n = atomic_load(&g->nactive);
+    for (uint32_t i = 0; g->active && i < n; i++)
+        gas_udp_chan_free(g->active[i]);
+    for (unsigned i = 0; g->rx_bufs && i < GAS_UDP_BATCH; i++)
+        free(g->rx_bufs[i]);
+    free(g->rx_bufs);
+    free(g->active);
+    free((void *)g->chans);
+    gas_udp_sock_close();
+    if (g->epfd >= 0)
+        close(g->epfd);
+    if (g->evfd >= 0)
+        close(g->evfd);
+    if (g->wait_ep >= 0)
+        close(g->wait_ep);
+    if (g->done_evfd >= 0)
+        close(g->done_evfd);
+    pthread_mutex_destroy(&g->sleep_lock);
+    pthread_mutex_destroy(&g->lease_lock);
+    pthread_mutex_destroy(&g->chans_lock);
+    pthread_mutex_destroy(&g->rx_lock);
+    pthread_mutex_destroy(&g->timer_lock);
+    pthread_mutex_destroy(&g->fault_lock);
+    memset(g, 0, sizeof *g);
+    g->fd = g->epfd = g->evfd = g->wait_ep = g->done_evfd = -1;
+}
+
+gas_status_t gas_udp_init(const gas_tl_env_t *env)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    memset(g, 0, sizeof *g);
+    g->fd = g->epfd = g->evfd = g->wait_ep = g->done_evfd = -1;
+    g->env = *env;
+    pthread_mutex_init(&g->sleep_lock, NULL);
+    pthread_mutex_init(&g->lease_lock, NULL);
+    pthread_mutex_init(&g->chans_lock, NULL);
+    pthread_mutex_init(&g->rx_lock, NULL);
+    pthread_mutex_init(&g->timer_lock, NULL);
+    pthread_mutex_init(&g->fault_lock, NULL);
+    atomic_store(&g->next_timer_ns, GAS_UDP_NEVER);
+    gas_status_t st = read_config(&g->cfg);
+    if (st != GAS_OK)
+        goto err_release;
+    uint32_t imtu = 0;
+    st = gas_udp_sock_open(gas_rt_config_str(GAS_CFG_UDP_IFACE),
+                           (uint32_t)gas_rt_config_size(GAS_CFG_UDP_PORT),
+                           gas_rt_config_size(GAS_CFG_UDP_SOCKBUF), &imtu);
+    if (st != GAS_OK)
+        goto err_release;
+    if (imtu >= 320 && imtu - GAS_UDP_IP_UDP_OVERHEAD < g->cfg.dgram_max)
+        g->cfg.dgram_max = imtu - GAS_UDP_IP_UDP_OVERHEAD; /* the interface's MTU is smaller */
+    g->chans = calloc((size_t)env->nranks, sizeof *g->chans);
+    g->active = calloc((size_t)env->nranks, sizeof *g->active);
+    g->rx_bufs = calloc(GAS_UDP_BATCH, sizeof *g->rx_bufs);
+    st = GAS_ERR_NOMEM;
+    if (g->chans == NULL || g->active == NULL || g->rx_bufs == NULL)
+        goto err_nomem;
+    for (unsigned i = 0; i < GAS_UDP_BATCH; i++)
+        if ((g->rx_bufs[i] = malloc(g->cfg.dgram_accept)) == NULL)
+            goto err_nomem;
+    g->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (g->epfd < 0) {
+        st = gas_rt_error(GAS_ERR_IO, "gas_init", "epoll_create1: %s", strerror(errno));
+        goto err_release;
+    }
+    if ((st = epoll_add(g->epfd, g->fd)) != GAS_OK)
+        goto err_release;
+    atomic_store(&g->pt_sock_on, 1);
+    g->self_peer = (gas_tl_peer_t){.ops = &gas_udp_ops, .rank = env->rank,
+                                   .direct_base = env->seg_base, .size = env->seg_size};
+    if (!g->cfg.poll_mode) {
+        g->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        g->done_evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        g->wait_ep = epoll_create1(EPOLL_CLOEXEC);
+        if (g->evfd < 0 || g->done_evfd < 0 || g->wait_ep < 0) {
+            st = gas_rt_error(GAS_ERR_IO, "gas_init", "eventfd/epoll: %s", strerror(errno));
+            goto err_release;
+        }
+        if ((st = epoll_add(g->epfd, g->evfd)) != GAS_OK ||
+            (st = epoll_add(g->wait_ep, g->fd)) != GAS_OK ||
+            (st = epoll_add(g->wait_ep, g->done_evfd)) != GAS_OK ||
+            (st = gas_udp_progress_start()) != GAS_OK)
+            goto err_release;
+    }
+    gas_rt_wait_set_sleeper(gas_udp_sleep);
+    g->ready = 1;
+    return GAS_OK;
+
+err_nomem:
+    st = gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the udp transport's state");
+err_release:
+    release();
+    return st;
+}
+
+/* ---- tear-down ---- */
+
+/* Our goodbye is acknowledged and the peer's arrived; or the peer is gone;
+ * or its goodbye arrived and ours may only have lost its acknowledgement. */
+static int parted(struct gas_udp_chan *ch, uint64_t now)
+{
+    if (atomic_load(&ch->dead) || !ch->have_addr)
+        return 1;
+    if (!ch->bye_recv)
+        return 0;
+    uint64_t linger = 3 * gas_udp_rtt_timeout(&ch->rtt);
+    return ch->una == ch->next_seq || now - ch->bye_recv_ns > (linger < 100000000u ? linger : 100000000u);
+}
+
+/*
+ * Every peer that exchanged datagrams with this rank may still need an
+ * acknowledgement from it, so before closing the socket each side sends a
+ * BYE record (in order, after everything else) and waits until its BYE is
+ * acknowledged and the peer's BYE has arrived (bounded).
+ */
+static void say_goodbye(void)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    uint64_t start = gas_rt_now_ns();
+    uint64_t limit = g->cfg.peer_timeout < BYE_WAIT_MAX_NS ? g->cfg.peer_timeout : BYE_WAIT_MAX_NS;
+    for (;;) {
+        uint64_t now = gas_rt_now_ns();
+        int all = 1;
+        uint32_t n = atomic_load_explicit(&g->nactive, memory_order_acquire);
+        for (uint32_t i = 0; i < n; i++) {
+            struct gas_udp_chan *ch = g->active[i];
+            pthread_mutex_lock(&ch->lock);
+            if (!ch->bye_sent && !atomic_load(&ch->dead) && ch->have_addr &&
+                gas_udp_chan_room(ch, GAS_UDP_REC_LEN, 0) != GAS_UDP_NOROOM) {
+                struct gas_udp_rec r = {.type = GAS_UDP_R_BYE};
+                gas_udp_chan_append(ch, &r);
+                gas_udp_chan_seal(ch, now);
+                gas_udp_chan_push(ch, now, 1);
+                ch->bye_sent = 1;
+            }
+            all &= parted(ch, now);
+            pthread_mutex_unlock(&ch->lock);
+        }
+        if (all)
+            return;
+        if (now - start > limit) {
+            gas_log_info("udp", "finalize: some peers did not say goodbye within %.1f s",
+                         (double)limit / 1e9);
+            return;
+        }
+        if (gas_udp_progress() == 0) {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+void gas_udp_fini(void)
+{
+    if (!gas_udp_g.ready)
+        return;
+    say_goodbye();
+    gas_udp_g.ready = 0;
+    release();
+}
