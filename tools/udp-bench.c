@@ -128,20 +128,23 @@ static uint16_t open_raw(void)
     return ntohs(a.sin_port);
 }
 
-/* Receive one datagram: spin (non-blocking) for `spin` ns, then sleep in epoll. */
+/* Receive one datagram: spin (non-blocking) for `spin` ns, then sleep in
+ * epoll; 0 when nothing came within 50 ms (lost: the caller sends again). */
 static ssize_t recv_wait(void *buf, size_t cap, uint64_t spin)
 {
-    double end = now_s() + (double)spin * 1e-9;
+    double start = now_s(), end = start + (double)spin * 1e-9;
     for (;;) {
         ssize_t n = recv(sock, buf, cap, MSG_DONTWAIT);
-        if (n >= 0)
+        if (n > 0)
             return n;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
             return -1;
         if (spin && now_s() < end)
             continue;
+        if (now_s() - start > 0.05)
+            return 0;
         struct epoll_event ev;
-        epoll_wait(ep, &ev, 1, 1000);
+        epoll_wait(ep, &ev, 1, 50);
     }
 }
 
@@ -192,9 +195,12 @@ static double raw_pingpong(uint64_t iters)
     unsigned char b[PP_SIZE] = {1};
     double t0 = now_s();
     for (uint64_t i = 0; i < iters; i++) {
-        if (sendto(sock, b, sizeof b, 0, (struct sockaddr *)&peer_raw, sizeof peer_raw) < 0 ||
-            recv_wait(b, sizeof b, spin_ns) < 0)
-            die("raw ping-pong");
+        ssize_t n;
+        do {
+            if (sendto(sock, b, sizeof b, 0, (struct sockaddr *)&peer_raw, sizeof peer_raw) < 0 ||
+                (n = recv_wait(b, sizeof b, spin_ns)) < 0)
+                die("raw ping-pong");
+        } while (n == 0); /* lost on the way: again (raw UDP has no retransmission) */
     }
     return (now_s() - t0) / (double)iters * 1e6;
 }
