@@ -16,7 +16,9 @@
  * socket, so an arriving datagram wakes one thread instead of two racing for
  * it (on a small VM the second wake-up costs more than the round trip).  The
  * progress thread takes the socket back when the lease lapses (it sleeps no
- * longer than that), and at once when the waiter sleeps on the doorbell.  A
+ * longer than that, and is kicked if it was asleep for longer when the lease
+ * began), and at once when the waiter sleeps on the doorbell.  So a rank
+ * that leaves the library to compute is served again within LEASE_NS.  A
  * thread that waits for completions of its own operations sleeps in the
  * socket (with an eventfd the progress thread pokes when it completes
  * operations), so an acknowledgement wakes it directly rather than through
@@ -43,7 +45,7 @@
 #define LINGER_NS 1000000000ull    /* idle this long: sleep until kicked */
 #define IDLE_POLL_NS 50000ull      /* poll mode, no udp peer yet: look this often */
 #define POLL_SLICE_NS 1000000ull   /* poll mode: longest sleep in the socket */
-#define LEASE_NS 50000ull          /* an application poll keeps the socket this long */
+#define LEASE_NS 200000ull         /* an application poll keeps the socket this long */
 
 /* Whether the progress thread's epoll set watches the socket (lease_lock held). */
 static void pt_watch(struct gas_udp_state *g, int on)
@@ -53,16 +55,25 @@ static void pt_watch(struct gas_udp_state *g, int on)
     atomic_store(&g->pt_sock_on, on);
 }
 
-/* An application thread polls the socket until `until`: the progress thread stands aside. */
+/*
+ * An application thread polls the socket until `until`: the progress thread
+ * stands aside.  It must still wake when the lease lapses (the application
+ * thread may leave the library and compute): if it sleeps longer than that,
+ * it is kicked, and then sleeps no longer than the lease.
+ */
 static void lease_take(struct gas_udp_state *g, uint64_t until)
 {
     if (atomic_load_explicit(&g->lease_until, memory_order_relaxed) < until)
         atomic_store(&g->lease_until, until);
     if (atomic_load_explicit(&g->pt_sock_on, memory_order_relaxed)) {
         pthread_mutex_lock(&g->lease_lock);
-        if (atomic_load(&g->pt_sock_on))
+        int took = atomic_load(&g->pt_sock_on);
+        if (took)
             pt_watch(g, 0);
         pthread_mutex_unlock(&g->lease_lock);
+        uint64_t wake = atomic_load(&g->pt_wake_ns);
+        if (took && wake != 0 && wake > until)
+            gas_udp_kick();
     }
 }
 
@@ -215,8 +226,12 @@ static void *progress_main(void *arg)
         if (lease > now && lease < wake)
             wake = lease; /* then take the socket back (a sleep, never a spin) */
         atomic_store(&g->pt_wake_ns, wake);
-        /* Sleeping for good: recheck, a sender may have set a timer meanwhile. */
-        if (wake == GAS_UDP_NEVER && atomic_load(&g->next_timer_ns) != GAS_UDP_NEVER) {
+        /* Recheck after publishing the wake-up time: a sender may have set a
+         * timer, or an application thread taken a lease, meanwhile (they
+         * kick us only when they see us sleeping past their deadline). */
+        uint64_t lease2 = atomic_load(&g->lease_until);
+        if ((wake == GAS_UDP_NEVER && atomic_load(&g->next_timer_ns) != GAS_UDP_NEVER) ||
+            (lease2 > now && lease2 < wake)) {
             atomic_store(&g->pt_wake_ns, 0);
             continue;
         }
