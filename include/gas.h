@@ -38,7 +38,7 @@
  * Threads: RMA, atomics, quiet/fence and waits may be called from several
  * threads of a rank at once.  The collective calls (gas_init, gas_finalize,
  * gas_malloc*, gas_free, gas_barrier) must be called by one thread per rank,
- * in the same order on all ranks, and gas_malloc*/gas_free must not run while
+ * in the same order on all ranks, and gas_malloc* and gas_free must not run while
  * another thread of the same rank is inside an RMA or atomic call.
  */
 #ifndef GAS_H
