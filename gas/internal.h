@@ -67,6 +67,17 @@ static inline struct gas_gs_piece gas_gs_piece_at(const gas_layout_t *l, uint64_
     return pc;
 }
 
+/*
+ * What a gas_handle_t points to.  RMA handles count their pieces in comp;
+ * other operations (collectives) set `complete`, which gas_wait (block = 1)
+ * and gas_test (block = 0) call: it makes progress, sets *done_p, and frees
+ * the operation once it reports completion (except after GAS_ERR_TIMEOUT).
+ */
+struct gas_op {
+    gas_tl_comp_t comp;
+    gas_status_t (*complete)(struct gas_op *op, int block, int *done_p);
+};
+
 /* Wait until comp->pending is 0 and return its status. */
 gas_status_t gas_gs_comp_wait(gas_tl_comp_t *comp, const char *call);
 
@@ -79,5 +90,14 @@ gas_status_t gas_gs_barrier_check(const char *call, uint64_t value, int *agree_p
 /* Set up / tear down the layer (called by runtime/init.c only). */
 gas_status_t gas_gs_start(int rank, int nranks, const struct gas_al_segment *seg);
 void gas_gs_stop(void);
+
+/*
+ * Teams (gas/coll/): the world team and the team scratch slots (from
+ * gas_gs_start), the world team's node table (collective: runtime/init.c
+ * calls it once the transports can reach every rank), and teardown.
+ */
+gas_status_t gas_co_start(void);
+gas_status_t gas_co_start_nodes(void);
+void gas_co_stop(void);
 
 #endif

@@ -8,10 +8,6 @@
 
 #include <stdlib.h>
 
-struct gas_op {
-    gas_tl_comp_t comp;
-};
-
 enum xfer_kind { XFER_PUT, XFER_GET };
 
 static int comp_done(void *arg)
@@ -139,6 +135,10 @@ GAS_EXPORT gas_status_t gas_wait(gas_handle_t handle)
     gas_status_t st = gas_gs_check("gas_wait");
     if (st != GAS_OK || handle == GAS_HANDLE_NULL)
         return st;
+    if (handle->complete) {
+        int done = 0;
+        return handle->complete(handle, 1, &done);
+    }
     st = gas_gs_comp_wait(&handle->comp, "gas_wait");
     if (st == GAS_ERR_TIMEOUT)
         return st; /* the handle stays valid: wait again or give up */
@@ -157,6 +157,8 @@ GAS_EXPORT gas_status_t gas_test(gas_handle_t handle, int *done_p)
         *done_p = 1;
         return GAS_OK;
     }
+    if (handle->complete)
+        return handle->complete(handle, 0, done_p);
     gas_rt_progress();
     if (atomic_load_explicit(&handle->comp.pending, memory_order_acquire) != 0) {
         *done_p = 0;

@@ -22,6 +22,10 @@ gas_status_t gas_gs_start(int rank, int nranks, const struct gas_al_segment *seg
     gas_status_t st = gas_al_heap_init(&gas_gs.heap, GAS_AL_RESERVED_BYTES, seg->size);
     if (st != GAS_OK)
         return gas_rt_error(st, "gas_init", "no memory for the symmetric heap's bookkeeping");
+    if ((st = gas_co_start()) != GAS_OK) {
+        gas_al_heap_fini(&gas_gs.heap);
+        return st;
+    }
     gas_ptr_split_ = (gas_ptr_split_t){
         .offset_bits = obits, .rank_bits = rbits,
         .offset_mask = obits >= 64 ? UINT64_MAX : (1ull << obits) - 1,
@@ -33,6 +37,7 @@ gas_status_t gas_gs_start(int rank, int nranks, const struct gas_al_segment *seg
 
 void gas_gs_stop(void)
 {
+    gas_co_stop();
     gas_al_heap_fini(&gas_gs.heap);
     free(gas_gs.allocs);
     gas_gs.allocs = NULL;

@@ -37,7 +37,8 @@
  *
  * Threads: RMA, atomics, quiet/fence and waits may be called from several
  * threads of a rank at once.  The collective calls (gas_init, gas_finalize,
- * gas_malloc*, gas_free, gas_barrier) must be called by one thread per rank,
+ * gas_malloc*, gas_free, gas_barrier, teams and collectives) must be called
+ * by one thread per rank,
  * in the same order on all ranks, and gas_malloc* and gas_free must not run while
  * another thread of the same rank is inside an RMA or atomic call.
  */
@@ -455,8 +456,234 @@ GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, 
 /* Synchronisation                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* All ranks: implies gas_quiet(), returns when every rank has entered it. */
+/*
+ * All ranks: implies gas_quiet(), returns when every rank has entered it.
+ * (The same as gas_team_barrier(GAS_TEAM_WORLD), but usable before teams
+ * matter: it also orders with gas_malloc/gas_free.)
+ */
 GAS_EXPORT gas_status_t gas_barrier(void);
+
+/* ------------------------------------------------------------------------ */
+/* Teams                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A team is an ordered set of ranks that run collectives together.  A rank's
+ * position in a team is its team rank (0 .. size-1).  GAS_TEAM_WORLD holds
+ * every rank in job order; other teams are split from a parent by calls that
+ * are collective over the parent (every member of the parent calls them, in
+ * the same order as its other collectives on the parent).  A rank that is
+ * not in the new team gets GAS_TEAM_NULL.  Each team has its own scratch
+ * space and sequence numbers, so collectives on different teams never
+ * interfere and may be interleaved freely; collectives on one team must be
+ * called in the same order by all of its members.  At most GAS_COLL_TEAMS
+ * teams (world included) exist at once on a rank.
+ */
+typedef struct gas_team *gas_team_t;
+#define GAS_TEAM_NULL ((gas_team_t)0)
+
+/* Every rank, in job order (GAS_TEAM_NULL before gas_init / after gas_finalize). */
+GAS_EXPORT extern gas_team_t gas_team_world_;
+#define GAS_TEAM_WORLD (gas_team_world_)
+
+/* My rank in the team (-1 if not a member or not a team) and the team's size (0). */
+GAS_EXPORT int gas_team_rank(gas_team_t team);
+GAS_EXPORT int gas_team_size(gas_team_t team);
+
+/*
+ * Collective over parent: the members are the parent ranks start,
+ * start + stride, ... (size of them, in that order; stride >= 1, all below
+ * the parent's size).  Every member of the parent must pass the same
+ * arguments (a mismatch is detected: GAS_ERR_INVALID on every rank).
+ */
+GAS_EXPORT gas_status_t gas_team_split_strided(gas_team_t parent, int start, int stride, int size,
+                                               gas_team_t *team_p);
+
+/*
+ * Collective over parent, like MPI_Comm_split: ranks passing the same color
+ * (>= 0) form one team, ordered by key and then by parent rank.  A rank
+ * passing GAS_COLOR_UNDEFINED joins no team (*team_p = GAS_TEAM_NULL).
+ */
+#define GAS_COLOR_UNDEFINED (-1)
+GAS_EXPORT gas_status_t gas_team_split_color(gas_team_t parent, int color, int key,
+                                             gas_team_t *team_p);
+
+/*
+ * Collective over parent: the members of parent that share this rank's node
+ * (reach each other through shared memory), in parent order.
+ */
+GAS_EXPORT gas_status_t gas_team_split_node(gas_team_t parent, gas_team_t *team_p);
+
+/*
+ * The rank in team `to` of the member that has rank `rank` in team `from`;
+ * *rank_p = -1 when it is not a member of `to`.  GAS_ERR_RANK when rank is
+ * not a rank of `from`.  Local, O(1) from or to the world team.
+ */
+GAS_EXPORT gas_status_t gas_team_translate(gas_team_t from, int rank, gas_team_t to,
+                                           int *rank_p);
+
+/*
+ * Collective over the team: free it after every member has finished its
+ * collectives on it (pending non-blocking ones are completed first).  The
+ * world team cannot be destroyed (GAS_ERR_INVALID).  GAS_TEAM_NULL is a no-op.
+ */
+GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
+
+/* ------------------------------------------------------------------------ */
+/* Collectives                                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Collectives run on a team; every member calls the same collective with the
+ * same count, type, op and root (per-rank vectors of the v-forms may differ
+ * as documented).  Buffers are local memory of the calling rank (any memory:
+ * stack, heap or this rank's part of a gas_malloc'ed array); counts are in
+ * elements.  A blocking collective returns when this rank's buffers may be
+ * used again (dst holds the result, src may be reused); it does not imply a
+ * barrier, except gas_team_barrier, which also implies gas_quiet().
+ *
+ * Implementation: one-sided puts with signals into per-team scratch space in
+ * the segment, flow-controlled per pair of ranks; several algorithms per
+ * collective, picked by message size and team shape from a tuning table
+ * (configs/coll-tuning.conf, docs/collectives.md), or forced per collective
+ * with GAS_COLL_<NAME>=<algorithm> or gas_coll_set_algorithm().
+ *
+ * In place: pass GAS_IN_PLACE as src; the input is then taken from dst (for
+ * allgather and gather: from this rank's block of dst; for reduce-scatter:
+ * dst holds the whole count * size input and the result is left in its first
+ * count elements).  For allreduce and reduce, src == dst is also in place.
+ *
+ * Checks: every message carries the team's sequence number and a signature
+ * of the call (collective, algorithm, count, type, op, root), so a member
+ * that calls a different collective, or the same one with other arguments,
+ * makes its peers fail with GAS_ERR_INVALID naming both calls (where a message
+ * between them shows it) instead of corrupting memory.  A bitwise op on
+ * float/double, an unknown type or op, NULL buffers with count > 0 and
+ * count * size overflows are GAS_ERR_INVALID / GAS_ERR_OVERFLOW; a root
+ * outside the team is GAS_ERR_RANK.
+ */
+#define GAS_IN_PLACE ((const void *)-1)
+
+typedef enum gas_dtype {
+    GAS_INT8, GAS_UINT8, GAS_INT16, GAS_UINT16, GAS_INT32, GAS_UINT32,
+    GAS_INT64, GAS_UINT64, GAS_FLOAT, GAS_DOUBLE,
+    GAS_DTYPE_COUNT
+} gas_dtype_t;
+
+typedef enum gas_redop {
+    GAS_OP_SUM, GAS_OP_PROD, GAS_OP_MIN, GAS_OP_MAX,
+    GAS_OP_BAND, GAS_OP_BOR, GAS_OP_BXOR,   /* integers only */
+    GAS_OP_COUNT
+} gas_redop_t;
+
+/* Bytes per element of a type (0 for an unknown one). */
+GAS_EXPORT size_t gas_dtype_size(gas_dtype_t type);
+
+/* Every member enters, then all leave; implies gas_quiet(). */
+GAS_EXPORT gas_status_t gas_team_barrier(gas_team_t team);
+
+/* root's buf (count elements) to every member's buf. */
+GAS_EXPORT gas_status_t gas_broadcast(gas_team_t team, void *buf, size_t count, gas_dtype_t type,
+                                      int root);
+
+/* dst at root = op over the members' src (dst is ignored on other ranks). */
+GAS_EXPORT gas_status_t gas_reduce(gas_team_t team, void *dst, const void *src, size_t count,
+                                   gas_dtype_t type, gas_redop_t op, int root);
+
+/* Every member's dst = op over the members' src, element by element. */
+GAS_EXPORT gas_status_t gas_allreduce(gas_team_t team, void *dst, const void *src, size_t count,
+                                      gas_dtype_t type, gas_redop_t op);
+
+/* dst (count * size elements) = the members' src blocks of count elements, in team order. */
+GAS_EXPORT gas_status_t gas_allgather(gas_team_t team, void *dst, const void *src, size_t count,
+                                      gas_dtype_t type);
+
+/*
+ * As allgather, with counts[i] elements from member i stored at dst +
+ * displs[i] elements (displs NULL: packed in team order).  counts and displs
+ * are the same on every member; this rank sends counts[my rank] elements.
+ */
+GAS_EXPORT gas_status_t gas_allgatherv(gas_team_t team, void *dst, const void *src,
+                                       const size_t *counts, const size_t *displs,
+                                       gas_dtype_t type);
+
+/* Block j (count elements) of my src goes to member j, into block (my rank) of its dst. */
+GAS_EXPORT gas_status_t gas_alltoall(gas_team_t team, void *dst, const void *src, size_t count,
+                                     gas_dtype_t type);
+
+/*
+ * Variable all-to-all: src_counts[j] elements at src + src_displs[j] go to
+ * member j, which receives them at its dst + dst_displs[my rank] and must
+ * pass dst_counts[my rank] equal to that count (checked).  Each rank's
+ * vectors are its own; displs NULL means packed.  No in-place form.
+ */
+GAS_EXPORT gas_status_t gas_alltoallv(gas_team_t team, void *dst, const size_t *dst_counts,
+                                      const size_t *dst_displs, const void *src,
+                                      const size_t *src_counts, const size_t *src_displs,
+                                      gas_dtype_t type);
+
+/* src (count * size elements) is reduced over members; member i gets block i in dst. */
+GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const void *src,
+                                           size_t count, gas_dtype_t type, gas_redop_t op);
+
+/* root's dst (count * size elements) = every member's src block, in team order. */
+GAS_EXPORT gas_status_t gas_gather(gas_team_t team, void *dst, const void *src, size_t count,
+                                   gas_dtype_t type, int root);
+
+/* Member i's dst = block i of root's src (count * size elements; src ignored elsewhere). */
+GAS_EXPORT gas_status_t gas_scatter(gas_team_t team, void *dst, const void *src, size_t count,
+                                    gas_dtype_t type, int root);
+
+/*
+ * Non-blocking forms: start the collective and return a handle that
+ * gas_wait()/gas_test() complete (GAS_HANDLE_NULL when it completed at once,
+ * e.g. on a team of one).  The buffers must not be touched until then.
+ * Progress is made inside gas_test/gas_wait and inside every other libgas
+ * call that waits (a blocking collective, gas_get, gas_wait_until, ...).
+ * Several may be outstanding; on one team they complete in call order, and a
+ * blocking collective on that team completes the earlier ones first.
+ */
+GAS_EXPORT gas_status_t gas_team_barrier_nb(gas_team_t team, gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_broadcast_nb(gas_team_t team, void *buf, size_t count,
+                                         gas_dtype_t type, int root, gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_allreduce_nb(gas_team_t team, void *dst, const void *src,
+                                         size_t count, gas_dtype_t type, gas_redop_t op,
+                                         gas_handle_t *handle_p);
+
+/* ------------------------------------------------------------------------ */
+/* Collective algorithms                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef enum gas_coll {
+    GAS_COLL_BARRIER, GAS_COLL_BROADCAST, GAS_COLL_REDUCE, GAS_COLL_ALLREDUCE,
+    GAS_COLL_ALLGATHER, GAS_COLL_ALLGATHERV, GAS_COLL_ALLTOALL, GAS_COLL_ALLTOALLV,
+    GAS_COLL_REDUCE_SCATTER, GAS_COLL_GATHER, GAS_COLL_SCATTER,
+    GAS_COLL_COUNT
+} gas_coll_t;
+
+/* "allreduce", ... (NULL for an unknown collective). */
+GAS_EXPORT const char *gas_coll_name(gas_coll_t coll);
+
+/* Algorithm i of a collective (0 is "auto"); NULL past the last one. */
+GAS_EXPORT const char *gas_coll_algorithm(gas_coll_t coll, int i);
+
+/*
+ * Force an algorithm for a collective on this rank ("auto": back to the
+ * tuning table and GAS_COLL_<NAME>); every rank must force the same (a
+ * mismatch is reported by the first collective that exchanges messages).
+ * An algorithm that cannot run a given call (e.g. hierarchical on one node)
+ * falls back to the table's choice.  Not collective; takes effect for the
+ * collectives started after it.
+ */
+GAS_EXPORT gas_status_t gas_coll_set_algorithm(gas_coll_t coll, const char *algorithm);
+
+/*
+ * The algorithm a collective of `bytes` bytes (per rank's block for
+ * allgather(v)/alltoall(v)/gather/scatter/reduce-scatter, whole vector for the
+ * others) on `team` would use now.
+ */
+GAS_EXPORT gas_status_t gas_coll_choice(gas_team_t team, gas_coll_t coll, size_t bytes,
+                                        const char **algorithm_p);
 
 #ifdef __cplusplus
 }

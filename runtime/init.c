@@ -75,6 +75,8 @@ GAS_EXPORT gas_status_t gas_init(void)
     /* Every rank's address is published before anyone may contact it. */
     if ((st = boot->barrier()) != GAS_OK)
         goto err_gas;
+    if ((st = gas_co_start_nodes()) != GAS_OK)
+        goto err_gas;
     gas_log_info("init", "rank %d of %d up (bootstrap %s, segment %llu bytes%s)", boot->rank,
                  boot->nranks, boot->name, (unsigned long long)seg.size,
                  oversubscribed ? ", oversubscribed: waits sleep at once" : "");

@@ -1,0 +1,262 @@
+/*
+ * chan.c - per-pair channels inside a team's scratch slot.
+ *
+ * Slot layout (the same offsets on every member; P = team size):
+ *   [0, 8P)          arrived[src]: chunks that team rank src has put here
+ *   [8P, 16P)        credit[dst]: chunks of mine that team rank dst consumed
+ *   [16P, 16P+256)   quiesce[32]: the counters of gas_team_destroy's barrier
+ *   data_off ...     one mailbox of mbox_bytes per source rank, cut into
+ *                    nchunks chunks of chunk_bytes (a 32-byte header, then
+ *                    payload)
+ *
+ * A message from s to d is cut into chunks; chunk number k of the pair goes
+ * to chunk k % nchunks of s's mailbox at d, and is made visible by adding 1
+ * to d's arrived[s] after the payload (put_signal).  d consumes chunks in
+ * order and gives the space back by adding to s's credit[d]; s never has
+ * more than nchunks chunks unconsumed at d.  Counters only grow and are
+ * zeroed when the team is destroyed (when nothing can be in flight).
+ *
+ * Every header names the call (team sequence number, collective, algorithm,
+ * type, op, a hash of count and root) and the message's length and offset,
+ * so a receiver that finds another call's chunk, or a message of another
+ * length, reports a mismatch instead of writing past its buffer.
+ */
+#include "coll.h"
+#include "runtime/wait.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define STAGE_BYTES 512   /* payloads up to this size go in one put with the header */
+
+gas_status_t gas_co_chan_setup(const char *call, gas_team_t t)
+{
+    uint64_t P = (uint64_t)t->size;
+    uint64_t ctl = 16 * P + 8 * GAS_CO_QUIESCE_ROUNDS;
+    uint64_t data_off = (ctl + 63) / 64 * 64;
+    uint64_t room = gas_co_slot_bytes > data_off ? gas_co_slot_bytes - data_off : 0;
+    uint64_t mbox = room / P / 64 * 64;
+    unsigned k = mbox >= 16384 ? 4 : mbox >= 256 ? 2 : 1;
+    uint64_t chunk = mbox / k / 64 * 64;
+    if (chunk < 128)
+        return gas_rt_error(GAS_ERR_NOSPACE, call,
+                            "a team of %d ranks needs at least %llu bytes of scratch per team; "
+                            "raise GAS_COLL_SCRATCH (now %llu)",
+                            t->size, (unsigned long long)(data_off + P * 128),
+                            (unsigned long long)gas_co_slot_bytes);
+    t->data_off = data_off;
+    t->mbox_bytes = mbox;
+    t->nchunks = k;
+    t->chunk_bytes = chunk;
+    t->arrived = (uint64_t *)(void *)t->base;
+    t->credit = t->arrived + P;
+    t->quiesce = t->credit + P;
+    return GAS_OK;
+}
+
+static uint64_t mbox_off(gas_team_t t, int src, uint64_t k)
+{
+    return t->data_off + (uint64_t)src * t->mbox_bytes + (k % t->nchunks) * t->chunk_bytes;
+}
+
+static const char *alg_text(const struct gas_co_hdr *h)
+{
+    const char *a = gas_co_alg_name((gas_coll_t)h->coll, h->alg);
+    return a ? a : "?";
+}
+
+/* Describe a call for an error message. */
+static void describe(char *buf, size_t cap, uint32_t seq, int coll, int alg, int type, int op)
+{
+    const char *c = gas_coll_name((gas_coll_t)coll);
+    const char *a = gas_co_alg_name((gas_coll_t)coll, alg);
+    snprintf(buf, cap, "collective #%u, gas_%s (%s, %s%s%s)", seq, c ? c : "?", a ? a : "?",
+             gas_co_type_name((gas_dtype_t)type),
+             coll == GAS_COLL_REDUCE || coll == GAS_COLL_ALLREDUCE ||
+                     coll == GAS_COLL_REDUCE_SCATTER ? ", " : "",
+             coll == GAS_COLL_REDUCE || coll == GAS_COLL_ALLREDUCE ||
+                     coll == GAS_COLL_REDUCE_SCATTER ? gas_co_op_name((gas_redop_t)op) : "");
+}
+
+static gas_status_t mismatch(struct gas_co_sched *s, int peer, const struct gas_co_hdr *h,
+                             const char *why)
+{
+    char theirs[160], mine[160];
+    describe(theirs, sizeof theirs, h->seq, h->coll, h->alg, h->type, h->op);
+    describe(mine, sizeof mine, s->call.seq, s->call.coll, s->call.alg, s->call.type,
+             s->call.op);
+    (void)alg_text;
+    return gas_rt_error(GAS_ERR_INVALID, s->callname,
+                        "collective mismatch on a team of %d: rank %d sent a message of its %s "
+                        "while this rank is in its %s%s; every member must call the same "
+                        "collectives in the same order with the same count, type, op and root "
+                        "(and the same algorithm)",
+                        s->team->size, s->team->world[peer], theirs, mine, why);
+}
+
+/* Does a header belong to the call s runs?  Raises the mismatch if not. */
+static gas_status_t check_hdr(struct gas_co_sched *s, int peer, const struct gas_co_hdr *h)
+{
+    const struct gas_co_call *c = &s->call;
+    if (h->seq != c->seq || h->coll != c->coll)
+        return mismatch(s, peer, h, "");
+    if (h->alg != c->alg)
+        return mismatch(s, peer, h, " (the ranks chose different algorithms: check "
+                                    "GAS_COLL_* and gas_coll_set_algorithm on every rank)");
+    if (h->type != c->type || h->op != c->op || h->arghash != c->arghash)
+        return mismatch(s, peer, h, " (with different count, type, op or root)");
+    return GAS_OK;
+}
+
+static void fail(struct gas_co_sched *s, gas_status_t st)
+{
+    if (s->status == GAS_OK)
+        s->status = st;
+}
+
+int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
+{
+    gas_team_t t = s->team;
+    int d = o->peer;
+    uint64_t k = t->sent[d];
+    if (k - __atomic_load_n(&t->credit[d], __ATOMIC_ACQUIRE) >= t->nchunks)
+        return 0;
+    gas_tl_peer_t *peer;
+    gas_status_t st = gas_co_peer(t, d, &peer);
+    if (st != GAS_OK) {
+        fail(s, st);
+        return 1;
+    }
+    size_t room = t->chunk_bytes - GAS_CO_HDR_BYTES;
+    size_t n = o->len - o->done < room ? o->len - o->done : room;
+    struct gas_co_hdr h = {
+        .seq = s->call.seq, .coll = s->call.coll, .alg = s->call.alg, .type = s->call.type,
+        .op = s->call.op, .arghash = s->call.arghash, .chunk_len = (uint32_t)n,
+        .msg_len = o->len, .msg_off = o->done,
+    };
+    uint64_t off = t->off + mbox_off(t, t->rank, k);
+    uint64_t sig = t->off + 8 * (uint64_t)t->rank;
+    union {
+        unsigned char b[GAS_CO_HDR_BYTES + STAGE_BYTES];
+        uint64_t align;
+    } stage;
+    const void *what = &h;
+    size_t wlen = GAS_CO_HDR_BYTES;
+    if (n <= STAGE_BYTES) {
+        memcpy(stage.b, &h, GAS_CO_HDR_BYTES);
+        if (n)
+            memcpy(stage.b + GAS_CO_HDR_BYTES, o->src + o->done, n);
+        what = stage.b;
+        wlen = GAS_CO_HDR_BYTES + n;
+    } else {
+        st = gas_tl_put(peer, off + GAS_CO_HDR_BYTES, o->src + o->done, n, NULL);
+        if (st < 0) {
+            fail(s, st);
+            return 1;
+        }
+    }
+    st = gas_tl_put_signal(peer, off, what, wlen, sig, 1, GAS_SIGNAL_ADD, NULL);
+    if (st == GAS_ERR_UNSUPPORTED) {
+        gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .offset = sig, .operand = 1};
+        st = gas_tl_put(peer, off, what, wlen, NULL);
+        if (st >= 0)
+            st = peer->ops->fence();
+        if (st >= 0)
+            st = gas_tl_amo(peer, &a, NULL);
+    }
+    if (st < 0) {
+        fail(s, st);
+        return 1;
+    }
+    t->sent[d] = k + 1;
+    o->done += n;
+    o->started = 1;
+    return 1;
+}
+
+/* Give back the chunks consumed from src. */
+static void credit_back(struct gas_co_sched *s, int src)
+{
+    gas_team_t t = s->team;
+    gas_tl_peer_t *peer;
+    gas_status_t st = gas_co_peer(t, src, &peer);
+    if (st == GAS_OK) {
+        gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = t->owed[src],
+                          .offset = t->off + 8 * ((uint64_t)t->size + (uint64_t)t->rank)};
+        st = gas_tl_amo(peer, &a, NULL);
+    }
+    if (st < 0)
+        fail(s, st);
+    t->owed[src] = 0;
+}
+
+int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o)
+{
+    gas_team_t t = s->team;
+    int src = o->peer;
+    uint64_t k = t->recvd[src];
+    if (__atomic_load_n(&t->arrived[src], __ATOMIC_ACQUIRE) <= k)
+        return 0;
+    const char *chunk = t->base + mbox_off(t, src, k);
+    struct gas_co_hdr h;
+    memcpy(&h, chunk, sizeof h);
+    gas_status_t st = check_hdr(s, src, &h);
+    if (st == GAS_OK && (h.msg_len != o->len || h.msg_off != o->done ||
+                         h.chunk_len > o->len - o->done ||
+                         h.chunk_len > t->chunk_bytes - GAS_CO_HDR_BYTES))
+        st = gas_rt_error(GAS_ERR_INVALID, s->callname,
+                          "rank %d sent %llu bytes where this rank expects %zu from it (%s on a "
+                          "team of %d); the ranks passed different counts",
+                          t->world[src], (unsigned long long)h.msg_len, o->len,
+                          gas_coll_name((gas_coll_t)s->call.coll), t->size);
+    if (st != GAS_OK) {
+        fail(s, st);
+        return 1;
+    }
+    if (h.chunk_len) {
+        if (o->kind == GAS_CO_RECV_REDUCE)
+            gas_co_reduce(o->dst + o->done, chunk + GAS_CO_HDR_BYTES, h.chunk_len / s->es,
+                          s->type, s->redop);
+        else
+            memcpy(o->dst + o->done, chunk + GAS_CO_HDR_BYTES, h.chunk_len);
+    }
+    o->done += h.chunk_len;
+    o->started = 1;
+    t->recvd[src] = k + 1;
+    if (++t->owed[src] >= (t->nchunks + 1) / 2)
+        credit_back(s, src);
+    return 1;
+}
+
+void gas_co_chan_flush_credits(struct gas_co_sched *s)
+{
+    gas_team_t t = s->team;
+    struct gas_co_op *ops = s->ops;
+    size_t lo = s->cur ? s->round_end[s->cur - 1] : 0, hi = s->round_end[s->cur];
+    for (size_t i = lo; i < hi; i++)
+        if ((ops[i].kind == GAS_CO_RECV || ops[i].kind == GAS_CO_RECV_REDUCE) &&
+            t->owed[ops[i].peer])
+            credit_back(s, ops[i].peer);
+}
+
+int gas_co_chan_probe(struct gas_co_sched *s)
+{
+    gas_team_t t = s->team;
+    for (int p = 0; p < t->size; p++) {
+        uint64_t k = t->recvd[p];
+        if (p == t->rank || __atomic_load_n(&t->arrived[p], __ATOMIC_ACQUIRE) <= k)
+            continue;
+        struct gas_co_hdr h;
+        memcpy(&h, t->base + mbox_off(t, p, k), sizeof h);
+        int32_t ahead = (int32_t)(h.seq - s->call.seq);
+        if (ahead < 0) {
+            fail(s, mismatch(s, p, &h, " (this rank expected no message from it then)"));
+            return 1;
+        }
+        if (ahead == 0 && check_hdr(s, p, &h) != GAS_OK) {
+            fail(s, GAS_ERR_INVALID);
+            return 1;
+        }
+    }
+    return 0;
+}
