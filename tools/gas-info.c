@@ -4,9 +4,11 @@
  *   gas-info                  version, build features, transports, settings
  *   gas-info --config         only the settings: name, value, where it came from
  *   gas-info --config-markdown   docs/config.md, generated from the table
+ *   gas-info --coll           collectives: algorithms, current choices, tuning table
  */
 #include <gas.h>
 
+#include "gas/coll/info.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
 #include "transport/transport.h"
@@ -73,8 +75,10 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "--config") == 0)
         return print_config();
+    if (argc > 1 && strcmp(argv[1], "--coll") == 0)
+        return gas_co_info(stdout) == GAS_OK ? 0 : 1;
     if (argc > 1) {
-        fprintf(stderr, "usage: gas-info [--config | --config-markdown]\n");
+        fprintf(stderr, "usage: gas-info [--config | --config-markdown | --coll]\n");
         return 2;
     }
     printf("libgas %s\n", GAS_VERSION_STRING);
@@ -91,5 +95,11 @@ int main(int argc, char **argv)
     printf("\npointer format: rank in the high bits (at least %d), offset in the low bits "
            "(at most %d)\n\n",
            64 - GAS_PTR_MAX_OFFSET_BITS, GAS_PTR_MAX_OFFSET_BITS);
-    return print_config();
+    int rc = print_config();
+    printf("\n");
+    if (rc == 0 && gas_co_info(stdout) != GAS_OK) {
+        fprintf(stderr, "gas-info: the tuning table is invalid: %s\n", gas_last_error());
+        rc = 1;
+    }
+    return rc;
 }

@@ -10,6 +10,7 @@
  * runs on a team that spans two nodes or more; elsewhere the table decides.
  */
 #include "coll.h"
+#include "info.h"
 #include "runtime/config.h"
 
 #include <ctype.h>
@@ -344,9 +345,13 @@ GAS_EXPORT gas_status_t gas_coll_choice(gas_team_t team, gas_coll_t coll, size_t
     return GAS_OK;
 }
 
-/* For gas-info: every collective, its algorithms, what forces one, and the table. */
-void gas_co_print_selection(FILE *f)
+gas_status_t gas_co_info(FILE *f)
 {
+    gas_status_t st = gas_rt_config_load();
+    if (st == GAS_OK)
+        st = gas_co_select_init();
+    if (st != GAS_OK)
+        return st;
     const char *file = gas_rt_config_str(GAS_CFG_COLL_TUNING);
     fprintf(f, "collectives (tuning table: %s):\n", file && file[0] ? file : "built in, configs/coll-tuning.conf");
     for (int c = 0; c < GAS_COLL_COUNT; c++) {
@@ -386,4 +391,5 @@ void gas_co_print_selection(FILE *f)
                 r->nodes == 0 ? "*" : r->nodes == 1 ? "1" : "multi",
                 (unsigned long long)r->from, alg_names[r->coll][r->alg]);
     }
+    return GAS_OK;
 }

@@ -25,7 +25,8 @@
  * root out of range, NULL buffers, overflow); a mismatched pair of
  * collectives, which must fail with a clear message.
  *
- * GAS_TEST_QUICK=1 keeps only the small sizes (for the udp / sanitizer runs).
+ * `test_coll --quick` keeps only the small counts (for the udp, hierarchical
+ * and sanitizer runs).
  */
 #include "check.h"
 
@@ -701,11 +702,10 @@ static void check_team(const char *name, gas_team_t t, int want_n, const int *wa
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     test_begin("coll");
-    const char *q = getenv("GAS_TEST_QUICK");
-    quick = q && *q && *q != '0';
+    quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     int n = t_nranks, me = t_rank;
     gas_ptr_t stamps;
     MUST(gas_malloc((size_t)n * 8, &stamps));

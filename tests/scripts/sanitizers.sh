@@ -25,6 +25,8 @@ for t in $B/tests/unit/test_*; do run - "$t"; done
 for t in test_put_get test_sizes test_atomics test_order test_bad_input test_layout; do
     [ -x $B/tests/mr/$t ] && run 3 $B/tests/mr/$t
 done
+run 3 $B/tests/mr/test_coll --quick
+GAS_TEST_NODE_SIZE=2 run 4 $B/tests/mr/test_coll --quick
 run 4 $B/examples/histogram 20000
 run 2 $B/bin/gas-bench --mode all --max-size 64k --reps 2 --quick
 [ $fail -eq 0 ] && echo "sanitizer runs clean"
