@@ -65,76 +65,7 @@
 #define PINGPONG_STOP UINT64_MAX
 #define PINGPONG_TIMEOUT_S 5.0
 
-enum kind { KIND_LAT, KIND_BW };
-
-/* What the target does to its block before a point. */
-enum prep {
-    PREP_NONE,
-    PREP_POISON, /* poison [0, size): the point's puts must overwrite it */
-    PREP_FILL,   /* fill [0, size) with the point's pattern, for gets */
-    PREP_ZERO    /* zero the first word, for atomics */
-};
-
-struct bench;
-
-/* A mode: one kind of row.  Hooks other than batch may be NULL. */
-struct mode {
-    const char *name;  /* row label */
-    const char *group; /* name that --mode selects (several rows may share one) */
-    enum kind kind;
-    int sized;         /* swept over sizes; else fixed_size */
-    size_t fixed_size;
-    int collective;    /* every rank runs the batches, else rank 0 alone */
-    int reference;     /* a reference: measured at the top, no target */
-    enum prep prep;
-    /* rank 0, untimed, once per point, then before every batch */
-    void (*setup)(struct bench *b, size_t size);
-    void (*before)(struct bench *b, size_t size);
-    /* the timed part: iters operations of size bytes; returns data errors */
-    uint64_t (*batch)(struct bench *b, size_t size, uint64_t iters);
-    /* rank 0, untimed, after every timed batch: returns data errors */
-    uint64_t (*verify)(struct bench *b, size_t size);
-    const char *doc;
-};
-
-struct options {
-    const char *modes;
-    size_t min_size, max_size; /* 0: the mode's default */
-    int reps;
-    long warmup;               /* iterations; -1: one calibrated batch */
-    unsigned window;           /* nbi operations between two quiets */
-    double batch_s;
-    int quick, csv;
-};
-
-struct stats {
-    double median, p10, p90;
-};
-
-struct bench {
-    struct options opt;
-    int rank, nranks, target;
-    gas_ptr_t ctl;    /* 2 words per rank: [2r] broadcast slot, [2r+1] error count */
-    gas_ptr_t data;   /* blk bytes per rank */
-    gas_ptr_t tgt;    /* the target's block */
-    size_t blk;
-    unsigned char *src, *dst; /* rank 0's private buffers, blk bytes each */
-    uint64_t seed;    /* the current point's data pattern */
-    uint64_t amo_next; /* the value the next atomic must find */
-    volatile uint64_t *pp_line; /* ping-pong cache line (shared with the child) */
-    pid_t pp_child;
-    uint64_t pp_seq;
-    int pp_cpu[2];              /* CPUs of rank 0 and the child, -1: not pinned */
-    cpu_set_t pp_saved;         /* rank 0's CPUs before pinning */
-    unsigned pp_yield_mask;     /* spins between two sched_yield()s, minus 1 */
-    /* references, for the ratio column */
-    struct stats rtt_us;
-    int have_rtt;
-    size_t nmemcpy;
-    size_t memcpy_size[64];
-    struct stats memcpy_mbs[64];
-    uint64_t points, errors;
-};
+#include "gas-bench.h"
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
@@ -516,7 +447,7 @@ static uint64_t barrier_batch(struct bench *b, size_t size, uint64_t iters)
     return 0;
 }
 
-static const struct mode modes[] = {
+static const struct mode base_modes[] = {
     { .name = "pingpong", .group = "ref", .kind = KIND_LAT, .fixed_size = 64, .reference = 1,
       .setup = pingpong_setup, .batch = pingpong_batch,
       .doc = "reference: 64-byte cache-line round trip with a forked child (MAP_SHARED)" },
@@ -544,7 +475,12 @@ static const struct mode modes[] = {
     { .name = "barrier", .group = "barrier", .kind = KIND_LAT, .fixed_size = 0, .collective = 1,
       .batch = barrier_batch, .doc = "gas_barrier with all ranks" },
 };
-#define NMODES (sizeof modes / sizeof modes[0])
+#define NBASE (sizeof base_modes / sizeof base_modes[0])
+
+/* base_modes, then the collective modes (built at start-up) */
+static struct mode *modes;
+static size_t nmodes;
+#define NMODES nmodes
 
 /* ---------------------------------------------------------------------- */
 /* Driver                                                                  */
@@ -552,7 +488,9 @@ static const struct mode modes[] = {
 
 static size_t mode_min(const struct bench *b, const struct mode *m)
 {
-    return m->sized ? (b->opt.min_size ? b->opt.min_size : 1) : m->fixed_size;
+    if (!m->sized)
+        return m->fixed_size;
+    return b->opt.min_size ? b->opt.min_size : m->def_min ? m->def_min : 1;
 }
 
 static size_t mode_max(const struct bench *b, const struct mode *m)
@@ -561,6 +499,8 @@ static size_t mode_max(const struct bench *b, const struct mode *m)
         return m->fixed_size;
     if (b->opt.max_size)
         return b->opt.max_size;
+    if (m->def_max)
+        return m->def_max;
     return m->kind == KIND_BW ? BW_MAX_SIZE_DEFAULT : LAT_MAX_SIZE_DEFAULT;
 }
 
@@ -585,6 +525,7 @@ static double timed_batch(struct bench *b, const struct mode *m, size_t size, ui
 static uint64_t measure(struct bench *b, const struct mode *m, size_t size, double *samples)
 {
     uint64_t errors = 0, iters = 1;
+    b->cur = m;
     if (m->setup && b->rank == 0)
         m->setup(b, size);
     for (;;) {
@@ -612,6 +553,21 @@ static uint64_t measure(struct bench *b, const struct mode *m, size_t size, doub
                                          : (double)size * (double)iters / t / 1e6;
     }
     return errors;
+}
+
+uint64_t bench_measure(struct bench *b, const struct mode *m, size_t size, double *samples)
+{
+    return measure(b, m, size, samples);
+}
+
+struct stats bench_summarize(double *v, int n)
+{
+    return summarize(v, n);
+}
+
+void bench_check(gas_status_t s, const char *call)
+{
+    check(s, call);
 }
 
 /* The target prepares its block (collective: everyone passes the barrier). */
@@ -681,8 +637,8 @@ static void print_row(struct bench *b, const struct mode *m, size_t size, struct
             snprintf(ref, sizeof ref, "memcpy %.0f MB/s", refval);
             snprintf(ratio, sizeof ratio, "%.1f%%", rat);
         }
-        const char *fmt = m->kind == KIND_LAT ? "%-10s %6s %12.3f %12.3f %12.3f %-5s %-20s %8s\n"
-                                              : "%-10s %6s %12.1f %12.1f %12.1f %-5s %-20s %8s\n";
+        const char *fmt = m->kind == KIND_LAT ? "%-30s %6s %12.3f %12.3f %12.3f %-5s %-20s %8s\n"
+                                              : "%-30s %6s %12.1f %12.1f %12.1f %-5s %-20s %8s\n";
         printf(fmt, m->name, sz, s.median, s.p10, s.p90, unit, ref, ratio);
     }
     fflush(stdout);
@@ -692,13 +648,28 @@ static void print_table_head(const struct bench *b, const char *title)
 {
     if (b->opt.csv)
         return;
-    printf("\n%s\n%-10s %6s %12s %12s %12s %-5s %-20s %8s\n", title, "mode", "size", "median",
+    printf("\n%s\n%-30s %6s %12s %12s %12s %-5s %-20s %8s\n", title, "mode", "size", "median",
            "p10", "p90", "unit", "reference", "ratio");
+}
+
+/* Is word (len bytes) one of the comma-separated items of list? */
+static int in_list(const char *list, const char *word, size_t len)
+{
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == len && strncmp(p, word, len) == 0)
+            return 1;
+        p += n + (p[n] == ',');
+    }
+    return 0;
 }
 
 static int selected(const struct bench *b, const struct mode *m)
 {
     const char *list = b->opt.modes;
+    if (m->alg && b->opt.colls &&
+        !in_list(b->opt.colls, gas_coll_name(m->coll), strlen(gas_coll_name(m->coll))))
+        return 0;
     if (strcmp(list, "all") == 0)
         return 1;
     size_t ng = strlen(m->group), nn = strlen(m->name);
@@ -747,7 +718,10 @@ static void run_point(struct bench *b, const struct mode *m, size_t mode_idx, si
     errors += target_check(b, m, size);
     if (b->rank == 0) {
         b->points++;
-        print_row(b, m, size, summarize(samples, b->opt.reps));
+        struct stats st = summarize(samples, b->opt.reps);
+        print_row(b, m, size, st);
+        if (m->alg)
+            bench_coll_record(b, m, size, st.median);
         if (errors) {
             char sz[32];
             fprintf(stderr, "gas-bench: DATA CHECK FAILED: %s size %s: %" PRIu64 " errors\n",
@@ -842,6 +816,12 @@ static void usage(FILE *f)
             "  --quick          short batches (1 ms): a smoke run, not a measurement\n"
             "  --csv            CSV instead of the aligned table (run gasrun with\n"
             "                   --no-tag-output to keep rank tags out of it)\n"
+            "  --coll LIST      collectives of the coll-lat/coll-bw modes (default: all),\n"
+            "                   e.g. allreduce,broadcast\n"
+            "  --tune FILE      measure every collective algorithm at sizes 8 B .. 1 MiB\n"
+            "                   on this job and write the best per size to FILE as tuning\n"
+            "                   table rows for this number of ranks (rows of FILE for\n"
+            "                   other rank counts are kept; format: docs/collectives.md)\n"
             "modes:\n");
     for (size_t i = 0; i < NMODES; i++)
         if (!modes[i].reference)
@@ -862,6 +842,8 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         { "batch-ms", required_argument, NULL, 'b' },
         { "quick", no_argument, NULL, 'q' },
         { "csv", no_argument, NULL, 'c' },
+        { "coll", required_argument, NULL, 'C' },
+        { "tune", required_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -913,6 +895,8 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
             break;
         case 'q': o->quick = 1; break;
         case 'c': o->csv = 1; break;
+        case 'C': o->colls = optarg; break;
+        case 'T': o->tune = optarg; break;
         case 'h': return 1;
         default:
             snprintf(err, errlen, "unknown or incomplete option '%s'", argv[optind - 1]);
@@ -976,6 +960,12 @@ int main(int argc, char **argv)
     b.rank = gas_rank();
     b.nranks = gas_nranks();
     b.target = b.nranks > 1 ? 1 : 0;
+    modes = malloc(NBASE * sizeof *modes);
+    if (modes == NULL)
+        die("out of memory");
+    memcpy(modes, base_modes, sizeof base_modes);
+    nmodes = NBASE;
+    bench_coll_modes(&b, &modes, &nmodes);
 
     /* Every rank parses the same argv; rank 0 alone speaks. */
     int rc = parse_options(argc, argv, &b.opt, err, sizeof err);
@@ -990,10 +980,17 @@ int main(int argc, char **argv)
     }
 
     /* Room for the largest selected point on every rank, and rank 0's buffers. */
-    size_t need = 64;
-    for (size_t i = 0; i < NMODES; i++)
-        if (!modes[i].reference && selected(&b, &modes[i]))
-            need = mode_max(&b, &modes[i]) > need ? mode_max(&b, &modes[i]) : need;
+    size_t need = 64, coll_need = 0;
+    for (size_t i = 0; i < NMODES; i++) {
+        const struct mode *m = &modes[i];
+        if (m->reference || !selected(&b, m))
+            continue;
+        if (m->alg)   /* (the references still measure memcpy at their sizes) */
+            coll_need = mode_max(&b, m) > coll_need ? mode_max(&b, m) : coll_need;
+        need = mode_max(&b, m) > need ? mode_max(&b, m) : need;
+    }
+    if (b.opt.tune)
+        coll_need = 1 << 20;
     b.blk = (need + 63) & ~(size_t)63;
     check(gas_malloc(2 * sizeof(uint64_t) * (size_t)b.nranks, &b.ctl), "gas_malloc (control)");
     check(gas_malloc(b.blk * (size_t)b.nranks, &b.data), "gas_malloc (data)");
@@ -1020,6 +1017,14 @@ int main(int argc, char **argv)
     double *samples = calloc((size_t)b.opt.reps, sizeof *samples);
     if (samples == NULL)
         die("out of memory");
+    if (coll_need)
+        bench_coll_setup(&b, coll_need);
+    if (b.opt.tune) {
+        rc = bench_coll_tune(&b, samples);
+        bench_coll_fini(&b);
+        check(gas_finalize(), "gas_finalize");
+        return rc;
+    }
     double start = now_s();
     run_references(&b, samples);
 
@@ -1038,6 +1043,8 @@ int main(int argc, char **argv)
         }
     }
 
+    if (b.rank == 0)
+        bench_coll_summary(&b);
     if (b.rank == 0 && b.have_rtt)
         recheck_pingpong(&b, samples);
     if (b.rank == 0) {
@@ -1055,6 +1062,8 @@ int main(int argc, char **argv)
     free(samples);
     free(b.src);
     free(b.dst);
+    bench_coll_fini(&b);
+    free(modes);
     check(gas_finalize(), "gas_finalize");
     return b.errors ? 1 : 0;
 }

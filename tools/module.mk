@@ -10,7 +10,7 @@ $(BUILD)/bin/gas-info: $(BUILD)/obj/tools/gas-info.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(LINK_PROG)
 
-$(BUILD)/bin/gas-bench: $(BUILD)/obj/tools/gas-bench.o $(LIBA)
+$(BUILD)/bin/gas-bench: $(BUILD)/obj/tools/gas-bench.o $(BUILD)/obj/tools/bench_coll.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(LINK_PROG)
 
