@@ -26,6 +26,8 @@ GAS_CONFIG_ROW(CONFIG_FILE, STRING, "", NULL,
                "A file of NAME=VALUE lines (GAS_ prefix optional, # comments) read before the environment; the environment wins.")
 GAS_CONFIG_ROW(COLL_SCRATCH, SIZE, "512k", NULL,
                "Scratch space per team on every rank (mailboxes for collectives; rounded up to 4 KiB). A team of P ranks needs about 128 * P bytes; larger values let big messages move in larger chunks.")
+GAS_CONFIG_ROW(COLL_ZCOPY_MIN, SIZE, "16k", NULL,
+               "Collective messages of at least this many bytes go straight into a destination buffer that lies in the receiver's segment (zero-copy) instead of through the mailboxes; 0: never.")
 GAS_CONFIG_ROW(COLL_TEAMS, UINT, "32", NULL,
                "Teams (world included) that may exist at once on a rank, 1 .. 64; each takes GAS_COLL_SCRATCH of the segment (virtual, backed when used).")
 GAS_CONFIG_ROW(COLL_TUNING, STRING, "", NULL,

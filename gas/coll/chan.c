@@ -5,6 +5,7 @@
  *   [0, 8P)          arrived[src]: chunks that team rank src has put here
  *   [8P, 16P)        credit[dst]: chunks of mine that team rank dst consumed
  *   [16P, 16P+256)   quiesce[32]: the counters of gas_team_destroy's barrier
+ *   then             cts[dst]: where team rank dst wants my next message to it
  *   data_off ...     one mailbox of mbox_bytes per source rank, cut into
  *                    nchunks chunks of chunk_bytes (a 32-byte header, then
  *                    payload)
@@ -15,6 +16,17 @@
  * order and gives the space back by adding to s's credit[d]; s never has
  * more than nchunks chunks unconsumed at d.  Counters only grow and are
  * zeroed when the team is destroyed (when nothing can be in flight).
+ *
+ * Zero-copy: when a receive's destination lies in the receiver's segment
+ * and the message is at least GAS_COLL_ZCOPY_MIN bytes, the receiver writes
+ * (message number, offset, length) into the sender's cts[receiver] as it
+ * starts the receive.  A sender that finds the entry for the message it is
+ * sending puts the rest of the message straight to that offset, then one
+ * header chunk with GAS_CO_ZCOPY (ordered after the data) that completes it.
+ * A sender that has not seen the entry yet keeps using the mailbox, so
+ * neither side ever waits for the other's choice.  The receiver cannot post
+ * the entry for message m + 1 before message m has arrived, so one entry per
+ * pair suffices and a sender never reads a half-written one.
  *
  * Every header names the call (team sequence number, collective, algorithm,
  * type, op, a hash of count and root) and the message's length and offset,
@@ -32,7 +44,7 @@
 gas_status_t gas_co_chan_setup(const char *call, gas_team_t t)
 {
     uint64_t P = (uint64_t)t->size;
-    uint64_t ctl = 16 * P + 8 * GAS_CO_QUIESCE_ROUNDS;
+    uint64_t ctl = 16 * P + 8 * GAS_CO_QUIESCE_ROUNDS + P * sizeof(struct gas_co_cts);
     uint64_t data_off = (ctl + 63) / 64 * 64;
     uint64_t room = gas_co_slot_bytes > data_off ? gas_co_slot_bytes - data_off : 0;
     uint64_t mbox = room / P / 64 * 64;
@@ -51,6 +63,7 @@ gas_status_t gas_co_chan_setup(const char *call, gas_team_t t)
     t->arrived = (uint64_t *)(void *)t->base;
     t->credit = t->arrived + P;
     t->quiesce = t->credit + P;
+    t->cts = (struct gas_co_cts *)(void *)(t->quiesce + GAS_CO_QUIESCE_ROUNDS);
     return GAS_OK;
 }
 
@@ -114,6 +127,22 @@ static void fail(struct gas_co_sched *s, gas_status_t st)
         s->status = st;
 }
 
+/* Put w bytes (header and maybe payload) at off, then add 1 to the arrival counter sig. */
+static gas_status_t put_chunk(gas_tl_peer_t *peer, uint64_t off, const void *what, size_t w,
+                              uint64_t sig)
+{
+    gas_status_t st = gas_tl_put_signal(peer, off, what, w, sig, 1, GAS_SIGNAL_ADD, NULL);
+    if (st == GAS_ERR_UNSUPPORTED) {
+        gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .offset = sig, .operand = 1};
+        st = gas_tl_put(peer, off, what, w, NULL);
+        if (st >= 0)
+            st = peer->ops->fence();
+        if (st >= 0)
+            st = gas_tl_amo(peer, &a, NULL);
+    }
+    return st;
+}
+
 int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
 {
     gas_team_t t = s->team;
@@ -131,18 +160,24 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
     size_t n = o->len - o->done < room ? o->len - o->done : room;
     struct gas_co_hdr h = {
         .seq = s->call.seq, .coll = s->call.coll, .alg = s->call.alg, .type = s->call.type,
-        .op = s->call.op, .arghash = s->call.arghash, .chunk_len = (uint32_t)n,
-        .msg_len = o->len, .msg_off = o->done,
+        .op = s->call.op, .arghash = s->call.arghash, .msg_len = o->len, .msg_off = o->done,
     };
     uint64_t off = t->off + mbox_off(t, t->rank, k);
     uint64_t sig = t->off + 8 * (uint64_t)t->rank;
+    const struct gas_co_cts *cts = &t->cts[d];
     union {
         unsigned char b[GAS_CO_HDR_BYTES + STAGE_BYTES];
         uint64_t align;
     } stage;
     const void *what = &h;
     size_t wlen = GAS_CO_HDR_BYTES;
-    if (n <= STAGE_BYTES) {
+    if (o->done < o->len &&
+        __atomic_load_n(&cts->seq, __ATOMIC_ACQUIRE) == t->msent[d] + 1 && cts->len == o->len) {
+        /* zero-copy: the rest of the message straight into the receiver's buffer */
+        n = o->len - o->done;
+        h.flags = GAS_CO_ZCOPY;
+        st = gas_tl_put(peer, cts->off + o->done, o->src + o->done, n, NULL);
+    } else if (n <= STAGE_BYTES) {
         memcpy(stage.b, &h, GAS_CO_HDR_BYTES);
         if (n)
             memcpy(stage.b + GAS_CO_HDR_BYTES, o->src + o->done, n);
@@ -150,20 +185,12 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
         wlen = GAS_CO_HDR_BYTES + n;
     } else {
         st = gas_tl_put(peer, off + GAS_CO_HDR_BYTES, o->src + o->done, n, NULL);
-        if (st < 0) {
-            fail(s, st);
-            return 1;
-        }
     }
-    st = gas_tl_put_signal(peer, off, what, wlen, sig, 1, GAS_SIGNAL_ADD, NULL);
-    if (st == GAS_ERR_UNSUPPORTED) {
-        gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .offset = sig, .operand = 1};
-        st = gas_tl_put(peer, off, what, wlen, NULL);
-        if (st >= 0)
-            st = peer->ops->fence();
-        if (st >= 0)
-            st = gas_tl_amo(peer, &a, NULL);
-    }
+    h.chunk_len = n;
+    if (what == stage.b)
+        memcpy(stage.b, &h, GAS_CO_HDR_BYTES);
+    if (st >= 0)
+        st = put_chunk(peer, off, what, wlen, sig);
     if (st < 0) {
         fail(s, st);
         return 1;
@@ -171,7 +198,43 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
     t->sent[d] = k + 1;
     o->done += n;
     o->started = 1;
+    if (o->done == o->len)
+        t->msent[d]++;
     return 1;
+}
+
+/* Tell src where its next message to me (number t->mrecvd[src]) may go. */
+static void post_cts(struct gas_co_sched *s, struct gas_co_op *o)
+{
+    gas_team_t t = s->team;
+    const char *seg = gas_gs.seg.base;
+    o->cts_posted = 1;
+    gas_tl_peer_t *peer;
+    gas_status_t st = gas_co_peer(t, o->peer, &peer);
+    uint64_t entry[2] = {(uint64_t)(o->dst - seg), o->len};
+    uint64_t at = t->off + (uint64_t)((char *)&t->cts[t->rank] - t->base);
+    if (st == GAS_OK)
+        st = gas_tl_put_signal(peer, at + 8, entry, sizeof entry, at, t->mrecvd[o->peer] + 1,
+                               GAS_SIGNAL_SET, NULL);
+    if (st == GAS_ERR_UNSUPPORTED) {
+        gas_tl_amo_t a = {.op = GAS_AMO_SET, .width = 8, .offset = at,
+                          .operand = t->mrecvd[o->peer] + 1};
+        st = gas_tl_put(peer, at + 8, entry, sizeof entry, NULL);
+        if (st >= 0)
+            st = peer->ops->fence();
+        if (st >= 0)
+            st = gas_tl_amo(peer, &a, NULL);
+    }
+    if (st < 0)
+        fail(s, st);
+}
+
+static int zcopy_ok(const struct gas_co_op *o)
+{
+    const char *seg = gas_gs.seg.base;
+    return gas_co_zcopy_min && o->kind == GAS_CO_RECV && o->len >= gas_co_zcopy_min &&
+           o->dst >= seg + GAS_AL_RESERVED_BYTES && o->dst < seg + gas_gs.seg.size &&
+           o->len <= (size_t)(seg + gas_gs.seg.size - o->dst);
 }
 
 /* Give back the chunks consumed from src. */
@@ -195,15 +258,18 @@ int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o)
     gas_team_t t = s->team;
     int src = o->peer;
     uint64_t k = t->recvd[src];
+    if (o->done == 0 && !o->cts_posted && zcopy_ok(o))
+        post_cts(s, o);
     if (__atomic_load_n(&t->arrived[src], __ATOMIC_ACQUIRE) <= k)
         return 0;
     const char *chunk = t->base + mbox_off(t, src, k);
     struct gas_co_hdr h;
     memcpy(&h, chunk, sizeof h);
     gas_status_t st = check_hdr(s, src, &h);
+    int zc = (h.flags & GAS_CO_ZCOPY) != 0;
     if (st == GAS_OK && (h.msg_len != o->len || h.msg_off != o->done ||
-                         h.chunk_len > o->len - o->done ||
-                         h.chunk_len > t->chunk_bytes - GAS_CO_HDR_BYTES))
+                         h.chunk_len > o->len - o->done || (zc && !o->cts_posted) ||
+                         (!zc && h.chunk_len > t->chunk_bytes - GAS_CO_HDR_BYTES)))
         st = gas_rt_error(GAS_ERR_INVALID, s->callname,
                           "rank %d sent %llu bytes where this rank expects %zu from it (%s on a "
                           "team of %d); the ranks passed different counts",
@@ -213,7 +279,7 @@ int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o)
         fail(s, st);
         return 1;
     }
-    if (h.chunk_len) {
+    if (h.chunk_len && !zc) {
         if (o->kind == GAS_CO_RECV_REDUCE)
             gas_co_reduce(o->dst + o->done, chunk + GAS_CO_HDR_BYTES, h.chunk_len / s->es,
                           s->type, s->redop);
@@ -222,6 +288,8 @@ int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o)
     }
     o->done += h.chunk_len;
     o->started = 1;
+    if (o->done == o->len)
+        t->mrecvd[src]++;
     t->recvd[src] = k + 1;
     if (++t->owed[src] >= (t->nchunks + 1) / 2)
         credit_back(s, src);

@@ -38,11 +38,24 @@ struct gas_co_hdr {
     uint32_t seq;        /* the team's collective number */
     uint8_t coll, alg, type, op;
     uint32_t arghash;    /* count, root (what must agree across ranks) */
-    uint32_t chunk_len;  /* payload bytes in this chunk */
+    uint32_t flags;      /* GAS_CO_ZCOPY: the payload went straight to the destination */
+    uint64_t chunk_len;  /* payload bytes of this chunk */
     uint64_t msg_len;    /* bytes of the whole message */
     uint64_t msg_off;    /* where this chunk starts in the message */
 };
-#define GAS_CO_HDR_BYTES 32
+#define GAS_CO_HDR_BYTES 40
+#define GAS_CO_ZCOPY 1u
+
+/*
+ * Zero-copy: a receiver whose destination lies in its segment tells the
+ * sender where (one entry per pair, in the sender's slot); the sender puts
+ * the rest of that message there directly and sends only a header.
+ */
+struct gas_co_cts {
+    uint64_t seq;        /* message number (per pair) + 1; the signal */
+    uint64_t off, len;   /* the destination in the receiver's segment */
+    uint64_t pad;
+};
 _Static_assert(sizeof(struct gas_co_hdr) == GAS_CO_HDR_BYTES, "chunk header size");
 
 /* The identity of one collective call, carried in every header. */
@@ -81,8 +94,12 @@ struct gas_team {
     unsigned nchunks;
     /* local channel state, per peer team rank */
     uint64_t *sent, *recvd, *owed;
+    uint64_t *msent, *mrecvd;     /* messages (not chunks) sent to / received from a peer */
+    uint32_t *held_send, *held_recv; /* == pass: an earlier op of the round holds the pair */
+    uint32_t pass;
     uint64_t *arrived, *credit;   /* in the slot: written by peers */
     uint64_t *quiesce;
+    struct gas_co_cts *cts;       /* in the slot: where peers want my next message */
     gas_tl_peer_t **peers;
     uint32_t seq;             /* collectives started on this team */
     /* node structure: node index of each member, nodes listed by first member */
@@ -98,6 +115,7 @@ struct gas_team {
 
 extern uint64_t gas_co_area_off;       /* the slots' area in every segment */
 extern uint64_t gas_co_slot_bytes;
+extern uint64_t gas_co_zcopy_min;      /* GAS_COLL_ZCOPY_MIN (0: never) */
 extern gas_team_t gas_co_teams[GAS_CO_MAX_TEAMS]; /* live teams by slot */
 
 /* Check a team argument for `call`: initialised and a live team of this rank. */
@@ -123,6 +141,7 @@ struct gas_co_op {
     size_t len;               /* bytes */
     size_t done;              /* bytes moved so far */
     int started;              /* a zero-byte message went */
+    int cts_posted;           /* receive: the sender was told to write to dst directly */
 };
 
 struct gas_co_sched {

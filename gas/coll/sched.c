@@ -203,15 +203,27 @@ static int sched_step(struct gas_co_sched *s)
             s->round_started = 1;
             moved++;
         }
+        /*
+         * Messages between two ranks must go in op order: an op that is not
+         * done holds its (peer, direction) against later ops of the round.
+         */
         int all = 1;
+        gas_team_t t = s->team;
+        uint32_t pass = ++t->pass;
         for (size_t i = lo; i < hi && s->status == GAS_OK; i++) {
             struct gas_co_op *o = &s->ops[i];
-            if (!is_comm(o))
+            if (!is_comm(o) || op_done(o))
                 continue;
-            while (!op_done(o) && s->status == GAS_OK &&
-                   (o->kind == GAS_CO_SEND ? gas_co_chan_send(s, o) : gas_co_chan_recv(s, o)))
-                moved++;
-            all &= op_done(o);
+            uint32_t *held = o->kind == GAS_CO_SEND ? &t->held_send[o->peer]
+                                                    : &t->held_recv[o->peer];
+            if (*held != pass)
+                while (!op_done(o) && s->status == GAS_OK &&
+                       (o->kind == GAS_CO_SEND ? gas_co_chan_send(s, o) : gas_co_chan_recv(s, o)))
+                    moved++;
+            if (!op_done(o)) {
+                *held = pass;
+                all = 0;
+            }
         }
         if (s->status != GAS_OK)
             continue;

@@ -20,7 +20,7 @@
 
 GAS_EXPORT gas_team_t gas_team_world_;
 gas_team_t gas_co_teams[GAS_CO_MAX_TEAMS];
-uint64_t gas_co_area_off, gas_co_slot_bytes;
+uint64_t gas_co_area_off, gas_co_slot_bytes, gas_co_zcopy_min;
 static unsigned nslots;
 static uint64_t used_mask;   /* slots used by teams of this rank */
 
@@ -67,6 +67,7 @@ static void team_free(gas_team_t t)
     free(t->inv);
     free(t->sent);
     free(t->peers);
+    free(t->held_send);
     free(t->node_of);
     free(t->node_members);
     free(t->node_start);
@@ -129,16 +130,20 @@ static gas_status_t team_new(const char *call, const int *members, int n, int me
     t->off = gas_co_area_off + (uint64_t)slot * gas_co_slot_bytes;
     t->base = gas_gs.seg.base + t->off;
     t->world = malloc((size_t)n * sizeof *t->world);
-    t->sent = calloc(3 * (size_t)n, sizeof *t->sent);
+    t->sent = calloc(5 * (size_t)n, sizeof *t->sent);
     t->peers = calloc((size_t)n, sizeof *t->peers);
+    t->held_send = calloc(2 * (size_t)n, sizeof *t->held_send);
     if (slot != 0)
         t->inv = malloc((size_t)gas_gs.nranks * sizeof *t->inv);
-    if (!t->world || !t->sent || !t->peers || (slot != 0 && !t->inv)) {
+    if (!t->world || !t->sent || !t->peers || !t->held_send || (slot != 0 && !t->inv)) {
         team_free(t);
         return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a team of %d ranks", n);
     }
     t->recvd = t->sent + n;
     t->owed = t->sent + 2 * (size_t)n;
+    t->msent = t->sent + 3 * (size_t)n;
+    t->mrecvd = t->sent + 4 * (size_t)n;
+    t->held_recv = t->held_send + n;
     memcpy(t->world, members, (size_t)n * sizeof *members);
     if (t->inv) {
         for (int w = 0; w < gas_gs.nranks; w++)
@@ -164,6 +169,7 @@ static gas_status_t team_new(const char *call, const int *members, int n, int me
 gas_status_t gas_co_start(void)
 {
     gas_co_slot_bytes = (gas_rt_config_size(GAS_CFG_COLL_SCRATCH) + 4095) / 4096 * 4096;
+    gas_co_zcopy_min = gas_rt_config_size(GAS_CFG_COLL_ZCOPY_MIN);
     nslots = (unsigned)gas_rt_config_size(GAS_CFG_COLL_TEAMS);
     if (nslots < 1 || nslots > GAS_CO_MAX_TEAMS)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_COLL_TEAMS=%u is not in 1 .. %d",
@@ -465,8 +471,13 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
     }
     if ((st = gas_tl_quiet_all()) != GAS_OK)
         return st;
-    /* Nothing of this team can arrive any more: leave the slot clean. */
-    memset(team->base, 0, team->data_off);
+    /*
+     * Nothing of this team can arrive any more: leave the slot clean, as far
+     * as the counters of any later team reach (a larger team's counters
+     * cover what were this team's mailboxes).
+     */
+    uint64_t clean = 48 * (uint64_t)gas_gs.nranks + 8 * GAS_CO_QUIESCE_ROUNDS + 64;
+    memset(team->base, 0, clean < gas_co_slot_bytes ? clean : gas_co_slot_bytes);
     used_mask &= ~(1ull << team->slot);
     gas_co_teams[team->slot] = NULL;
     team_free(team);

@@ -578,6 +578,79 @@ static void t_nonblocking(const struct tteam *a, const struct tteam *b, gas_ptr_
     }
 }
 
+/*
+ * Destinations inside the segment (a gas_malloc'ed array's local part): the
+ * large messages go zero-copy, straight into them.  Every data-moving
+ * algorithm, counts on both sides of GAS_COLL_ZCOPY_MIN.
+ */
+static void t_zero_copy(const struct tteam *tt)
+{
+    static const size_t counts[] = {1, 1000, 4095, 4097, 70001};
+    size_t maxb = 70001 * 8 * (size_t)t_nranks + 64;
+    gas_ptr_t arr;
+    MUST(gas_malloc(maxb * (size_t)t_nranks, &arr));
+    char *seg = gas_ptr_local(test_at(arr, (uint64_t)t_rank * maxb));
+    if (seg == NULL)
+        test_die("gas_ptr_local of my part is NULL");
+    static const int colls[] = {GAS_COLL_ALLGATHER, GAS_COLL_BROADCAST, GAS_COLL_ALLTOALL,
+                                GAS_COLL_GATHER, GAS_COLL_ALLREDUCE};
+    for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
+        gas_coll_t c = (gas_coll_t)colls[ci];
+        for (int a = 1; gas_coll_algorithm(c, a); a++) {
+            const char *alg = gas_coll_algorithm(c, a);
+            MUST(gas_coll_set_algorithm(c, alg));
+            for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+                size_t n = counts[k] / (c == GAS_COLL_ALLTOALL || c == GAS_COLL_GATHER ? 2 : 1);
+                uint64_t salt = ++callno;
+                size_t es = 8, nr = (size_t)tt->n;
+                char *src = xalloc(n * nr * es);
+                describe(tt, "zero-copy", alg, GAS_DOUBLE, -1, n, 0);
+                strncat(what, " (dst in the segment)", sizeof what - strlen(what) - 1);
+                poison(seg, n * nr * es);
+                switch (c) {
+                case GAS_COLL_ALLGATHER:
+                    fill(src, GAS_DOUBLE, n, t_rank, salt, GAS_OP_SUM);
+                    ST(gas_allgather(tt->team, seg, src, n, GAS_DOUBLE));
+                    for (size_t i = 0; i < nr; i++)
+                        check_block(seg + i * n * es, GAS_DOUBLE, tt->world[i], 0, n, salt, what);
+                    break;
+                case GAS_COLL_BROADCAST:
+                    if (tt->me == 0)
+                        fill(seg, GAS_DOUBLE, n, t_rank, salt, GAS_OP_SUM);
+                    ST(gas_broadcast(tt->team, seg, n, GAS_DOUBLE, 0));
+                    check_block(seg, GAS_DOUBLE, tt->world[0], 0, n, salt, what);
+                    break;
+                case GAS_COLL_ALLTOALL:
+                    for (size_t j = 0; j < nr; j++)
+                        for (size_t i = 0; i < n; i++)
+                            value(src + (j * n + i) * es, GAS_DOUBLE, t_rank,
+                                  (uint64_t)tt->world[j] * BIG + i, salt, GAS_OP_SUM);
+                    ST(gas_alltoall(tt->team, seg, src, n, GAS_DOUBLE));
+                    for (size_t j = 0; j < nr; j++)
+                        check_block(seg + j * n * es, GAS_DOUBLE, tt->world[j],
+                                    (uint64_t)t_rank * BIG, n, salt, what);
+                    break;
+                case GAS_COLL_GATHER:
+                    fill(src, GAS_DOUBLE, n, t_rank, salt, GAS_OP_SUM);
+                    ST(gas_gather(tt->team, seg, src, n, GAS_DOUBLE, 0));
+                    if (tt->me == 0)
+                        for (size_t i = 0; i < nr; i++)
+                            check_block(seg + i * n * es, GAS_DOUBLE, tt->world[i], 0, n, salt, what);
+                    break;
+                default:
+                    fill(src, GAS_DOUBLE, n, t_rank, salt, GAS_OP_MAX);
+                    ST(gas_allreduce(tt->team, seg, src, n, GAS_DOUBLE, GAS_OP_MAX));
+                    check_reduced_all(seg, GAS_DOUBLE, GAS_OP_MAX, tt, n, 0, salt, what);
+                    break;
+                }
+                free(src);
+            }
+            MUST(gas_coll_set_algorithm(c, "auto"));
+        }
+    }
+    CHECK_OK(gas_free(arr));
+}
+
 /* Many small collectives back to back, alternating teams: no cross-talk. */
 static void t_back_to_back(void)
 {
@@ -770,6 +843,8 @@ int main(int argc, char **argv)
     t_back_to_back();
     MUST(gas_barrier());
     t_nonblocking(&teams[0], &teams[1], stamps);
+    callno = 200ull << 32;
+    t_zero_copy(&teams[0]);
     if (me == 0)
         test_note("non-blocking and back-to-back passed at %.1f s", test_elapsed());
     t_errors();
