@@ -97,6 +97,11 @@ int gas_rt_config_parse(enum gas_rt_config_type type, const char *choices, const
 {
     switch (type) {
     case GAS_CFG_T_SIZE:
+        /* A size row may name one word for 0 (e.g. "auto"). */
+        if (choices && strcasecmp(text, choices) == 0) {
+            *num_p = 0;
+            return 0;
+        }
         return parse_scaled(text, 0, num_p, why_p);
     case GAS_CFG_T_TIME:
         return parse_scaled(text, 1, num_p, why_p);
