@@ -56,7 +56,8 @@ static int round_arrived(void *arg)
     return __atomic_load_n(w->count, __ATOMIC_ACQUIRE) >= w->epoch;
 }
 
-gas_status_t gas_gs_barrier_check(const char *call, uint64_t value, int *agree_p)
+gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *min_p,
+                                   uint64_t *max_p)
 {
     gas_status_t st = gas_tl_quiet_all();
     if (st != GAS_OK)
@@ -97,9 +98,20 @@ gas_status_t gas_gs_barrier_check(const char *call, uint64_t value, int *agree_p
         if (got[1] > mm[1])
             mm[1] = got[1];
     }
-    if (agree_p)
-        *agree_p = mm[0] == mm[1];
+    if (min_p)
+        *min_p = mm[0];
+    if (max_p)
+        *max_p = mm[1];
     return GAS_OK;
+}
+
+gas_status_t gas_gs_barrier_check(const char *call, uint64_t value, int *agree_p)
+{
+    uint64_t mn = 0, mx = 0;
+    gas_status_t st = gas_gs_barrier_minmax(call, value, &mn, &mx);
+    if (st == GAS_OK && agree_p)
+        *agree_p = mn == mx;
+    return st;
 }
 
 GAS_EXPORT gas_status_t gas_barrier(void)
