@@ -10,6 +10,7 @@
  *   teardown.c    failing the job, killing ranks, the final sweep
  *   rendezvous.c  the boot protocol server (knows nothing of processes)
  *   kvstore.c     its key-value store
+ *   bind.c        --bind: the CPUs (and so the NUMA node) of each rank
  *   loop.c, log.c event loop, messages
  */
 #ifndef GR_GASRUN_H
@@ -17,6 +18,7 @@
 
 #include "loop.h"
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +34,7 @@ struct gr_opts {
     double timeout;         /* seconds, 0 = none */
     const char *timeout_arg;/* as given, for the message */
     int tag;                /* 1/0, or -1: on when nranks > 1 */
+    int bind;               /* enum gr_bind; GR_BIND_DEFAULT: chosen from the topology */
     char **argv;            /* program and its arguments */
 };
 
@@ -86,7 +89,15 @@ struct gr_job {
     int devnull;            /* stdin of ranks > 0 */
     int rank0_stdin;        /* fd that becomes rank 0's stdin */
     struct rlimit nofile;   /* the limit gasrun was started with (ranks get it back) */
+    int bind;               /* enum gr_bind in force */
+    cpu_set_t *cpusets;     /* per rank, NULL when ranks are not bound */
 };
+
+/* bind.c */
+enum gr_bind { GR_BIND_DEFAULT = 0, GR_BIND_NONE, GR_BIND_CORE, GR_BIND_NUMA };
+int gr_bind_parse(const char *arg, int *bind_p);
+int gr_bind_plan(struct gr_job *job);
+void gr_bind_child(const struct gr_job *job, int r);
 
 /* launch.c */
 int gr_resolve_program(const char *name, char **path_p);

@@ -111,6 +111,7 @@ child_exec(struct gr_job *job, int r, int out_w, int err_w, int boot)
     set_env_u("GASRUN_JOB_KEY", "%016llx", (unsigned long long)job->key);
     set_env_u("GASRUN_JOB_ID", "%08llx", (unsigned long long)job->id);
     set_env_u("GASRUN_BOOT_FD", "%llu", (unsigned long long)boot);
+    gr_bind_child(job, r);
 
     execv(job->prog_path, job->opts.argv);
     int err = errno;

@@ -122,7 +122,7 @@ static int job_setup(struct gr_job *job)
     }
     for (int r = 0; r < job->nranks; r++)
         job->ranks[r].out.fd = job->ranks[r].err.fd = -1;
-    if (raise_nofile(job) < 0)
+    if (raise_nofile(job) < 0 || gr_bind_plan(job) < 0)
         return -1;
     job->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (job->devnull < 0) {
@@ -186,6 +186,7 @@ int main(int argc, char **argv)
     free(job.ranks);
     free(job.gone);
     free(job.prog_path);
+    free(job.cpusets);
     int code = job.exit_code < 0 ? 0 : job.exit_code;
     gr_info("job %08x done in %.2f s: exit status %d", job.id, gr_now() - job.start, code);
     return code;

@@ -19,6 +19,8 @@ static const char usage_text[] =
     "      --tag-output    prefix every output line of rank r with \"[r] \"\n"
     "                      (default when N > 1)\n"
     "      --no-tag-output pass output lines through untagged\n"
+    "      --bind WHAT     pin each rank: core (one CPU), numa (one NUMA node's CPUs)\n"
+    "                      or none; default: numa on a multi-node machine, else none\n"
     "  -v, --verbose       log launches, rendezvous events and exits to stderr\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -28,13 +30,14 @@ static const char usage_text[] =
     "program cannot be run, 2 on a usage error, 1 on other errors.\n"
     "See docs/gasrun.md.\n";
 
-enum { OPT_TIMEOUT = 256, OPT_TAG, OPT_NO_TAG };
+enum { OPT_TIMEOUT = 256, OPT_TAG, OPT_NO_TAG, OPT_BIND };
 
 static const struct option long_opts[] = {
     { "np",            required_argument, NULL, 'n' },
     { "timeout",       required_argument, NULL, OPT_TIMEOUT },
     { "tag-output",    no_argument,       NULL, OPT_TAG },
     { "no-tag-output", no_argument,       NULL, OPT_NO_TAG },
+    { "bind",          required_argument, NULL, OPT_BIND },
     { "verbose",       no_argument,       NULL, 'v' },
     { "help",          no_argument,       NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -92,6 +95,10 @@ int gr_options_parse(int argc, char **argv, struct gr_opts *o)
             break;
         case OPT_NO_TAG:
             o->tag = 0;
+            break;
+        case OPT_BIND:
+            if (gr_bind_parse(optarg, &o->bind) < 0)
+                return usage_error("--bind wants core, numa or none, not '%s'", optarg);
             break;
         case 'v':
             gr_verbose = 1;
