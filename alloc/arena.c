@@ -42,7 +42,6 @@ static struct gas_al_arena_cfg cfg;
 static struct arena arenas[GAS_AL_MAX_ARENAS];
 static int narenas;
 static int creating = -1;    /* slot being created: its index is not known yet */
-static size_t lookup_mib[4], lookup_miblen;
 
 /* Why this thread's last allocation failed. */
 static _Thread_local int fail_why;
@@ -251,34 +250,38 @@ static void h_destroy(extent_hooks_t *h, void *addr, size_t size, bool committed
     trace(GAS_AL_HOOK_DESTROY, addr, size, NULL, 0, ind, 0);
 }
 
+/* The hooks on a range of an extent: trace, then answer (true: "not done"). */
+static bool range_hook(enum gas_al_hook hook, void *addr, size_t off, size_t len, unsigned ind,
+                       bool refuse)
+{
+    trace(hook, (char *)addr + off, len, NULL, 0, ind, refuse);
+    return refuse;
+}
+
 /* Segment memory is always committed. */
 static bool h_commit(extent_hooks_t *h, void *addr, size_t size, size_t off, size_t len,
                      unsigned ind)
 {
-    trace(GAS_AL_HOOK_COMMIT, (char *)addr + off, len, NULL, 0, ind, 0);
-    return false;
+    return range_hook(GAS_AL_HOOK_COMMIT, addr, off, len, ind, false);
 }
 
 /* Refused, like both purges: pages stay as they are (a NIC may have them registered). */
 static bool h_decommit(extent_hooks_t *h, void *addr, size_t size, size_t off, size_t len,
                        unsigned ind)
 {
-    trace(GAS_AL_HOOK_DECOMMIT, (char *)addr + off, len, NULL, 0, ind, 1);
-    return true;
+    return range_hook(GAS_AL_HOOK_DECOMMIT, addr, off, len, ind, true);
 }
 
 static bool h_purge_lazy(extent_hooks_t *h, void *addr, size_t size, size_t off, size_t len,
                          unsigned ind)
 {
-    trace(GAS_AL_HOOK_PURGE_LAZY, (char *)addr + off, len, NULL, 0, ind, 1);
-    return true;
+    return range_hook(GAS_AL_HOOK_PURGE_LAZY, addr, off, len, ind, true);
 }
 
 static bool h_purge_forced(extent_hooks_t *h, void *addr, size_t size, size_t off, size_t len,
                            unsigned ind)
 {
-    trace(GAS_AL_HOOK_PURGE_FORCED, (char *)addr + off, len, NULL, 0, ind, 1);
-    return true;
+    return range_hook(GAS_AL_HOOK_PURGE_FORCED, addr, off, len, ind, true);
 }
 
 static bool h_split(extent_hooks_t *h, void *addr, size_t size, size_t size_a, size_t size_b,
@@ -380,9 +383,6 @@ gas_status_t gas_al_arenas_start(const struct gas_al_arena_cfg *c)
         arenas[s] = a;
         narenas = s + 1;
     }
-    lookup_miblen = sizeof lookup_mib / sizeof lookup_mib[0];
-    if (mallctlnametomib("arenas.lookup", lookup_mib, &lookup_miblen) != 0)
-        lookup_miblen = 0;
     return GAS_OK;
 }
 
@@ -430,19 +430,6 @@ void *gas_al_arena_alloc(size_t nbytes, int *why_p)
     return NULL;
 }
 
-/* The slot of the arena that owns p. */
-static int slot_of(void *p)
-{
-    if (narenas == 1 || lookup_miblen == 0)
-        return 0;
-    unsigned ind;
-    size_t sz = sizeof ind;
-    if (mallctlbymib(lookup_mib, lookup_miblen, &ind, &sz, &p, sizeof p) != 0)
-        return 0;
-    int s = slot_of_index(ind);
-    return s < 0 ? 0 : s;
-}
-
 void gas_al_arena_free(void *p)
 {
     struct thr *t = thr_get();
@@ -450,9 +437,15 @@ void gas_al_arena_free(void *p)
         dallocx(p, MALLOCX_TCACHE_NONE);
         return;
     }
-    int s = slot_of(p);
+    /*
+     * The block may belong to another arena (another thread's node): it goes
+     * through this thread's cache anyway.  jemalloc returns it to its own
+     * arena when the tcache flushes it; until then this thread may reuse it.
+     * Finding the owner (arenas.lookup) would take jemalloc's ctl mutex.
+     */
+    int s = t->slot;
     size_t u = sallocx(p, 0);
-    if (s == t->slot && u <= CACHE_MAX && class_of_usable[u / 8] != 0xff) {
+    if (u <= CACHE_MAX && class_of_usable[u / 8] != 0xff) {
         int c = class_of_usable[u / 8];
         struct bin *b = &t->bins[c];
         if (__builtin_expect(b->n == class_cap[c], 0)) {

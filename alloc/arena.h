@@ -16,7 +16,10 @@
  * GAS_NUMA=local and the rank's CPUs span several nodes), times GAS_ARENAS.
  * A thread allocates from the arena of the node and CPU it first allocated
  * on, through an explicit tcache per thread and arena (jemalloc's automatic
- * tcache would mix blocks of other arenas into ours).
+ * tcache would mix the program's blocks into ours).  A block freed by a
+ * thread of another arena passes through that thread's caches before
+ * jemalloc returns it to its own arena (finding its arena would take
+ * jemalloc's ctl mutex on every free), so that thread may reuse it first.
  *
  * Thread-safe; gas_al_arenas_start/stop are not, and no other thread may be
  * in gas_al_arena_* while they run.
