@@ -20,10 +20,8 @@ if [ "${GAS_MEM_BACKING_INNER:-}" != 1 ]; then
     [ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }
     GAS_MEM_BACKING_INNER=1 exec unshare -m --propagation private bash "$0" "$@"
 fi
-TOOL=$BUILD/tests/mr/mem_tool
-GASRUN=$BUILD/bin/gasrun
+. tests/scripts/lib-mem.sh
 export GAS_ERRORS=return GAS_LOG_LEVEL=error
-out=$(mktemp)
 cg=""
 cleanup() {
     rm -f "$out"
@@ -33,13 +31,6 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; sed 's/^/  | /' "$out" | tail -6; exit 1; }
-run() { timeout 60 "$@" >"$out" 2>&1; RC=$?; }
-expect() { # rc text what
-    [ "$RC" = "$1" ] || fail "$3: exit status $RC, expected $1"
-    grep -qF -- "$2" "$out" || fail "$3: output lacks '$2'"
-    echo "ok: $3"
-}
 
 # /dev/shm too small to start two ranks (each needs 1 MiB backed to start).
 mount -t tmpfs -o size=1m gas-test /dev/shm || { echo "cannot mount a tmpfs here"; exit 77; }

@@ -7,18 +7,9 @@
 # "overcommit refused"), and a GAS_SEGMENT_DIR that is not usable.  No root needed.
 set -u
 cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
-TOOL=$BUILD/tests/mr/mem_tool
-GASRUN=$BUILD/bin/gasrun
+. tests/scripts/lib-mem.sh
+trap 'rm -f "$out"' EXIT
 export GAS_ERRORS=return GAS_LOG_LEVEL=fatal
-out=$(mktemp); trap 'rm -f "$out"' EXIT
-fail() { echo "FAIL: $*"; sed 's/^/  | /' "$out" | tail -5; exit 1; }
-run() { timeout 60 "$@" >"$out" 2>&1; RC=$?; }
-expect() { # rc text what
-    [ "$RC" = "$1" ] || fail "$3: exit status $RC, expected $1"
-    grep -qF -- "$2" "$out" || fail "$3: output lacks '$2'"
-    echo "ok: $3"
-}
 
 nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
 run env GAS_NUMA=node:99 "$GASRUN" -n 2 "$TOOL"
