@@ -177,9 +177,18 @@ static gas_status_t insert_layout(const gas_layout_t *l)
     return GAS_OK;
 }
 
+/* After the heap changed: publish its use (gas_memory_stats reads it from any thread). */
+static void heap_publish(void)
+{
+    uint64_t used = 0;
+    gas_al_heap_stats(&gas_gs.heap, NULL, NULL, &used);
+    __atomic_store_n(&gas_gs.heap_used, used, __ATOMIC_RELAXED);
+}
+
 /* The heap's end after a free: just above its top allocation, in grains. */
 static void heap_shrink(void)
 {
+    heap_publish();
     uint64_t top = gas_al_heap_top(&gas_gs.heap);
     uint64_t end = top == gas_gs.heap.start ? top
                  : (top + GAS_GS_HEAP_GRAIN - 1) / GAS_GS_HEAP_GRAIN * GAS_GS_HEAP_GRAIN;
@@ -337,6 +346,7 @@ static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem
         heap_shrink();
         return gas_rt_error(st, call, "no memory for the allocation table");
     }
+    heap_publish();
     *array_p = l.base;
     return GAS_OK;
 }

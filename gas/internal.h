@@ -23,6 +23,7 @@ struct gas_gs_state {
     struct gas_al_segment seg;
     uint64_t seg_min;         /* the smallest segment of any rank (agreed at init) */
     struct gas_al_heap heap;  /* [GAS_AL_RESERVED_BYTES, heap.end): same on every rank */
+    uint64_t heap_used;       /* bytes in live arrays, for gas_memory_stats (atomic) */
     struct gas_al_space space;/* where the heap ends and the arenas begin */
     struct gas_al_limits limits;
     struct gas_al_place place;

@@ -107,9 +107,9 @@ GAS_EXPORT gas_status_t gas_memory_stats(gas_mem_stats_t *stats_p)
         return gas_rt_error(GAS_ERR_INVALID, "gas_memory_stats", "stats_p is NULL");
     gas_mem_stats_t s;
     memset(&s, 0, sizeof s);
-    uint64_t heap_end = 0, floor = 0, used = 0;
+    uint64_t heap_end = 0, floor = 0;
+    uint64_t used = __atomic_load_n(&gas_gs.heap_used, __ATOMIC_RELAXED);
     gas_al_space_get(&gas_gs.space, &heap_end, &floor);
-    gas_al_heap_stats(&gas_gs.heap, NULL, NULL, &used);
     s.reserved = gas_gs.seg.size;
     s.backed = gas_al_segment_backed(&gas_gs.seg);
     s.heap_end = heap_end;
