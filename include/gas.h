@@ -529,7 +529,12 @@ GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, 
 /* Synchronisation                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* All ranks: implies gas_quiet(), returns when every rank has entered it. */
+/*
+ * All ranks: implies gas_quiet(), returns when every rank has entered it.
+ * When it fails with GAS_ERR_TIMEOUT (GAS_TIMEOUT set, a peer late or gone),
+ * calling gas_barrier() again resumes the same barrier rather than starting
+ * a new one, so a program may retry once the late rank has arrived.
+ */
 GAS_EXPORT gas_status_t gas_barrier(void);
 
 #ifdef __cplusplus

@@ -13,6 +13,8 @@ GAS_CONFIG_ROW(LOG_LEVEL, ENUM, "warn", "fatal|error|warn|info|debug|trace",
                "How much libgas logs to stderr.")
 GAS_CONFIG_ROW(ERRORS, ENUM, "abort", "abort|return",
                "What an API error does after logging it: abort the whole job, or return the error code to the caller.")
+GAS_CONFIG_ROW(BOOT_TIMEOUT, TIME, "30s", NULL,
+               "How long gas_init waits to connect to gasrun's rendezvous when the rank runs on another host than gasrun (GASRUN_BOOT_ADDR); past it gas_init fails naming the address.")
 GAS_CONFIG_ROW(SEGMENT_SIZE, SIZE, "auto", "auto",
                "Bytes of address space reserved for each rank's segment, which gas_malloc and gas_alloc share; pages are backed on first touch. auto: 3/8 of the address space this process may use (RLIMIT_AS, 47-bit user space) divided by the ranks on the node, rounded down to a power of two (and within GAS_SEGMENT_DIR's size). Every rank maps the segments of all ranks on its node, so ranks-per-node x size must fit 3/4 of that space.")
 GAS_CONFIG_ROW(SEGMENT_DIR, STRING, "", NULL,

@@ -45,7 +45,8 @@ static void print_markdown(void)
            "named by `GAS_CONFIG_FILE` (the environment wins). Sizes take k/m/g/t/p suffixes\n"
            "(powers of 1024); durations take s/ms/us/ns (seconds when bare); booleans accept\n"
            "only y/yes/1/on and n/no/0/off. An unknown `GAS_*` variable draws a warning naming\n"
-           "the closest known one. `gas-info` prints the values in force and where each came from.\n\n"
+           "the closest known one (`GAS_TEST_*` names are left to test programs unless they are\n"
+           "close to a known one). `gas-info` prints the values in force and where each came from.\n\n"
            "| variable | type | default | meaning |\n| --- | --- | --- | --- |\n");
     for (int i = 0; i < GAS_CFG_COUNT; i++) {
         const struct gas_rt_config_def *d = &gas_rt_config_defs[i];

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gasrun --bind core|numa|none: each rank's CPU set (read back from
+# gasrun --bind-to core|numa|none (also spelt --bind core|numa|none): each rank's CPU set (read back from
 # /proc/<rank>/status), only ever within gasrun's own (taskset), the default
 # for this machine, GASRUN_BIND, a bad value, and libgas binding the segment
 # to the node of the rank's CPUs.
@@ -13,7 +13,7 @@ mine=$(sed -n 's/^Cpus_allowed_list:\t*//p' /proc/self/status)
 
 # core: one CPU each, distinct while there are enough.
 n=$(( ncpu < 4 ? ncpu : 4 ))
-run_job -n "$n" --bind core sh -c "$show" "$MARK"
+run_job -n "$n" --bind-to core sh -c "$show" "$MARK"
 expect_rc 0 "--bind core"
 cpus=$(grep -o 'cpus=[0-9,-]*' "$TMPD/out" | sort -u | wc -l)
 [ "$cpus" = "$n" ] || fail "--bind core: $n ranks got $cpus distinct CPU sets"
@@ -58,10 +58,13 @@ want=$([ "$nnodes" -gt 1 ] && echo numa || echo none)
 grep -c "bind=$want" "$TMPD/out" | grep -qx 2 || fail "default binding is not $want on $nnodes node(s)"
 pass "--bind none, and the default here ($want)"
 
+run_job -n 2 --bind-to sockets true "$MARK"
+expect_rc 2 "--bind-to sockets"
+expect_err "--bind-to wants core, numa or none, not 'sockets'" "--bind-to sockets"
 run_job -n 2 --bind sockets true "$MARK"
 expect_rc 2 "--bind sockets"
-expect_err "--bind wants core, numa or none, not 'sockets'" "--bind sockets"
-pass "bad --bind value"
+expect_err "or core, numa or none, not 'sockets'" "--bind sockets"
+pass "bad --bind-to / --bind values"
 
 # libgas: the segment goes to the node of the rank's CPUs.
 GAS_ERRORS=return run_job -n 2 --bind numa "$TOOL" --stats

@@ -1,5 +1,7 @@
 /*
- * bind.c - where each rank may run: --bind core|numa|none.
+ * bind.c - where each rank on this host may run: --bind-to core|numa|none
+ * (also accepted as --bind core|numa|none; any other --bind value is the
+ * rendezvous address, see options.c).
  *
  *   core   one CPU per rank, in the order node, then physical core (the
  *          second hardware thread of a core only once every core has one
@@ -9,7 +11,9 @@
  *          a node
  *   none   gasrun's own CPU set, unchanged
  *
- * Only the CPUs gasrun itself may use are handed out.  The default is numa
+ * Only the CPUs gasrun itself may use are handed out, to the ranks gasrun
+ * forks on its own host (by their local rank); ranks started on other hosts
+ * through the launcher keep the CPU set it gives them.  The default is numa
  * when those CPUs span several NUMA nodes, else none: on one node, pinning
  * buys nothing and hurts when other jobs share the machine.  A rank's memory
  * follows its CPUs: libgas binds each segment to the node of its rank's CPUs
@@ -87,7 +91,7 @@ int gr_bind_plan(struct gr_job *job)
 {
     cpu_set_t mine;
     if (sched_getaffinity(0, sizeof mine, &mine) != 0) {
-        job->bind = GR_BIND_NONE;
+        job->cpu_bind = GR_BIND_NONE;
         return 0;
     }
     int ncpu = CPU_COUNT(&mine);
@@ -114,28 +118,34 @@ int gr_bind_plan(struct gr_job *job)
             nodes[j] = nodes[j - 1];
             nodes[j - 1] = t;
         }
-    job->bind = job->opts.bind ? job->opts.bind : nnodes > 1 ? GR_BIND_NUMA : GR_BIND_NONE;
-    gr_info("binding: %s (%d CPUs on %d NUMA node%s)%s", names[job->bind], ncpu, nnodes,
-            nnodes == 1 ? "" : "s", job->opts.bind ? "" : ", the default here");
-    if (job->bind == GR_BIND_NONE || ncpu == 0) {
+    job->cpu_bind = job->opts.cpu_bind ? job->opts.cpu_bind
+                  : nnodes > 1 ? GR_BIND_NUMA : GR_BIND_NONE;
+    gr_info("binding: %s (%d CPUs on %d NUMA node%s)%s", names[job->cpu_bind], ncpu, nnodes,
+            nnodes == 1 ? "" : "s", job->opts.cpu_bind ? "" : ", the default here");
+    /* The ranks gasrun forks here: those of the local host. */
+    int nlocal = 0;
+    for (int h = 0; h < job->nhosts; h++)
+        if (job->hosts[h].local)
+            nlocal = job->hosts[h].nranks;
+    if (job->cpu_bind == GR_BIND_NONE || ncpu == 0 || nlocal == 0) {
         free(cpus);
         return 0;
     }
-    job->cpusets = calloc((size_t)job->nranks, sizeof *job->cpusets);
+    job->cpusets = calloc((size_t)nlocal, sizeof *job->cpusets);
     if (job->cpusets == NULL) {
         free(cpus);
         return -1;
     }
-    if (job->bind == GR_BIND_CORE && job->nranks > ncpu)
-        gr_msg("--bind core: %d ranks on %d CPUs, so some CPUs run several ranks", job->nranks,
+    if (job->cpu_bind == GR_BIND_CORE && nlocal > ncpu)
+        gr_msg("--bind-to core: %d ranks on %d CPUs, so some CPUs run several ranks", nlocal,
                ncpu);
-    for (int r = 0; r < job->nranks; r++) {
+    for (int r = 0; r < nlocal; r++) {
         cpu_set_t *set = &job->cpusets[r];
         CPU_ZERO(set);
-        if (job->bind == GR_BIND_CORE) {
+        if (job->cpu_bind == GR_BIND_CORE) {
             CPU_SET(cpus[r % ncpu].cpu, set);
         } else {
-            int nd = nodes[(int)((int64_t)r * nnodes / job->nranks)];
+            int nd = nodes[(int)((int64_t)r * nnodes / nlocal)];
             for (int i = 0; i < ncpu; i++)
                 if (cpus[i].node == nd)
                     CPU_SET(cpus[i].cpu, set);
@@ -147,7 +157,7 @@ int gr_bind_plan(struct gr_job *job)
 
 void gr_bind_child(const struct gr_job *job, int r)
 {
-    setenv("GASRUN_BIND", names[job->bind], 1);
+    setenv("GASRUN_BIND", names[job->cpu_bind], 1);
     if (job->cpusets)
-        sched_setaffinity(0, sizeof job->cpusets[r], &job->cpusets[r]);
+        sched_setaffinity(0, sizeof *job->cpusets, &job->cpusets[job->ranks[r].local_rank]);
 }
