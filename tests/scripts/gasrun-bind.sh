@@ -60,10 +60,10 @@ pass "--bind none, and the default here ($want)"
 
 run_job -n 2 --bind-to sockets true "$MARK"
 expect_rc 2 "--bind-to sockets"
-expect_err "--bind-to wants core, numa or none, not 'sockets'" "--bind-to sockets"
+expect_err "--bind wants core, numa or none, not 'sockets'" "--bind-to sockets"
 run_job -n 2 --bind sockets true "$MARK"
 expect_rc 2 "--bind sockets"
-expect_err "or core, numa or none, not 'sockets'" "--bind sockets"
+expect_err "wants core, numa or none, not 'sockets'" "--bind sockets"
 pass "bad --bind-to / --bind values"
 
 # libgas: the segment goes to the node of the rank's CPUs.
