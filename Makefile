@@ -18,7 +18,7 @@ WARN      := -Wall -Wextra -Wstrict-prototypes -Wmissing-field-initializers -Wsh
              -Wno-unused-parameter
 CPPFLAGS  += -D_GNU_SOURCE -Iinclude -I.
 CFLAGS    += -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP $(EXTRA_CFLAGS)
-LDLIBS    += -lpthread -lrt -lm
+LDLIBS    += -ljemalloc -lnuma -lpthread -lrt -lm
 
 # Optional features, found once per build.
 HAVE_IBVERBS := $(shell echo 'int main(void){return 0;}' | $(CC) -x c -include infiniband/verbs.h \

@@ -33,15 +33,15 @@ static gas_status_t xfer(const char *call, enum xfer_kind kind, gas_ptr_t gp, vo
     if (buf == NULL)
         return gas_rt_error(GAS_ERR_INVALID, call, "the %s buffer is NULL (%zu bytes)",
                             kind == XFER_PUT ? "source" : "destination", n);
-    const gas_layout_t *l;
-    uint64_t idx;
-    st = gas_gs_resolve(call, kind == XFER_PUT ? "destination" : "source", gp, n, &l, &idx);
+    struct gas_gs_span sp;
+    st = gas_gs_resolve(call, kind == XFER_PUT ? "destination" : "source", gp, n, &sp);
     if (st != GAS_OK)
         return st;
+    uint64_t idx = sp.idx;
     char *b = buf;
     uint64_t left = n;
     while (left > 0) {
-        struct gas_gs_piece pc = gas_gs_piece_at(l, idx, left);
+        struct gas_gs_piece pc = gas_gs_piece_at(&sp, idx, left);
         gas_tl_peer_t *peer;
         st = gas_tl_peer(pc.rank, &peer);
         if (st != GAS_OK)

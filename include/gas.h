@@ -37,10 +37,23 @@
  *
  * Threads: RMA, atomics, quiet/fence and waits may be called from several
  * threads of a rank at once.  The collective calls (gas_init, gas_finalize,
- * gas_malloc*, gas_free, gas_barrier, teams and collectives) must be called
- * by one thread per rank,
- * in the same order on all ranks, and gas_malloc* and gas_free must not run while
+ * gas_malloc, gas_malloc_dist, gas_free, gas_barrier, teams and collectives)
+ * must be called by one thread per rank,
+ * in the same order on all ranks, and the allocation calls must not run while
  * another thread of the same rank is inside an RMA or atomic call.
+ * gas_alloc, gas_dealloc and gas_memory_stats may be called from any thread
+ * at any time between gas_init and gas_finalize.
+ *
+ * Memory: each rank's segment is a reservation of address space that is
+ * backed page by page when first touched, so it can be far larger than the
+ * machine's memory (GAS_SEGMENT_SIZE; by default sized from the address
+ * space).  gas_malloc'ed arrays grow up from its bottom, gas_alloc blocks
+ * down from its top, and either side can grow until they meet.  Pages go to
+ * the rank's NUMA node (GAS_NUMA) with huge pages per GAS_HUGEPAGES.  Touching
+ * a page that the system cannot back (memory, tmpfs or hugetlb pool
+ * exhausted, overcommit refused) kills the rank with SIGBUS after a message
+ * naming the limit; with GAS_PREFAULT=y allocations are backed when they are
+ * made and fail with GAS_ERR_NOMEM instead.  docs/memory.md has the details.
  */
 #ifndef GAS_H
 #define GAS_H
@@ -149,6 +162,14 @@ GAS_EXPORT void gas_abort(int code, const char *msg) __attribute__((noreturn));
  * are offset bits, so small jobs get the largest windows and a job of 2^20
  * ranks still spans 2^64 bytes.  Offset 0 of every segment is reserved, so
  * GAS_NULL (0) is never a valid pointer.
+ *
+ * Which ranges are valid: below the symmetric heap's end (the same offset on
+ * every rank) a pointer must lie in a gas_malloc'ed array, and a range must
+ * stay in it (else GAS_ERR_BOUNDS).  Above it, a pointer into the part of its
+ * owner's segment that the gas_alloc arenas hold names raw bytes there: a
+ * range must stay inside that part of the segment, and nothing checks that
+ * the block is still allocated (the owner's allocator state is not visible
+ * to other ranks).  Anything in between is GAS_ERR_BOUNDS.
  *
  * gas_ptr_t values are not byte addresses: adding n to one moves n bytes
  * within the owner's segment.  To step through a distributed array, use
@@ -263,7 +284,11 @@ static inline gas_ptr_t gas_layout_ptr(const gas_layout_t *l, uint64_t i)
  * straddle two owners.  Contents are unspecified (fresh pages read as zero).
  * nbytes == 0 gives GAS_NULL.  All ranks must pass the same arguments: a
  * mismatch is detected and returns GAS_ERR_INVALID on every rank.  When the
- * symmetric heap is full: GAS_ERR_NOSPACE (raise GAS_SEGMENT_SIZE).
+ * symmetric heap cannot grow far enough on every rank (the segment is full,
+ * up to the gas_alloc blocks at its top): GAS_ERR_NOSPACE (raise
+ * GAS_SEGMENT_SIZE).  With GAS_PREFAULT=y each rank's share is backed before
+ * the call returns; if any rank cannot back its share, every rank gets
+ * GAS_ERR_NOMEM and nothing is allocated.
  * Implies a barrier at entry.
  */
 GAS_EXPORT gas_status_t gas_malloc(size_t nbytes, gas_ptr_t *array_p);
@@ -282,13 +307,62 @@ GAS_EXPORT gas_status_t gas_free(gas_ptr_t array);
 GAS_EXPORT gas_status_t gas_layout(gas_ptr_t p, gas_layout_t *layout_p);
 
 /* ------------------------------------------------------------------------ */
+/* Non-collective allocation                                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Allocate nbytes of remotely accessible memory in the calling rank's own
+ * segment, without involving other ranks: *ptr_p is a pointer on this rank
+ * that any rank may put/get/atomic once it has learned it (send it in a
+ * put, a signal, an array).  Blocks are aligned to 16 bytes (8 for nbytes
+ * under 16); contents are unspecified.  nbytes == 0 gives GAS_NULL.
+ * Thread-safe.  GAS_ERR_NOSPACE when the segment is full (raise
+ * GAS_SEGMENT_SIZE); GAS_ERR_NOMEM when GAS_PREFAULT=y could not back it.
+ *
+ * Implemented with jemalloc arenas (one per NUMA node the rank uses) whose
+ * extents are carved from the top of the segment; linking libgas brings in
+ * libjemalloc (docs/memory.md says how it meets the program's own malloc).
+ */
+GAS_EXPORT gas_status_t gas_alloc(size_t nbytes, gas_ptr_t *ptr_p);
+
+/*
+ * Free a block from gas_alloc.  Only the rank that allocated it may free it
+ * (another rank's pointer: GAS_ERR_INVALID), from any of its threads; ptr
+ * must be exactly what gas_alloc returned (as with free(), anything else
+ * that lies in the arenas' part of the segment is not detected).  GAS_NULL
+ * is a no-op.  Other ranks must be done with the block.
+ */
+GAS_EXPORT gas_status_t gas_dealloc(gas_ptr_t ptr);
+
+/* A rank's memory: what its segment reserves and what is backed. */
+typedef struct gas_mem_stats {
+    uint64_t reserved;        /* bytes of address space of this rank's segment */
+    uint64_t backed;          /* bytes of it backed by memory now (touched by any rank) */
+    uint64_t heap_end;        /* the symmetric heap covers offsets [64 KiB, heap_end) */
+    uint64_t heap_used;       /* bytes of it in live gas_malloc arrays (this rank's shares) */
+    uint64_t arena_reserved;  /* bytes at the top of the segment held by the gas_alloc arenas */
+    uint64_t arena_used;      /* bytes in live gas_alloc blocks */
+    uint64_t unclaimed;       /* bytes between the two, free for either to grow into */
+    uint64_t peers_mapped;    /* bytes of node peers' segments this process maps */
+    int numa_node;            /* the node the segment is bound to or prefers, -1 if none */
+    int arenas;               /* gas_alloc arenas of this rank */
+    char numa_policy[256];    /* e.g. "bound to node 0, the node of CPUs 0-3" */
+    char hugepages[384];      /* e.g. "off (madvise NOHUGEPAGE; ...)" */
+    char backing[128];        /* "memfd", "tmpfs /dev/shm", ... */
+} gas_mem_stats_t;
+
+/* Fill *stats_p with this rank's numbers (a snapshot; thread-safe). */
+GAS_EXPORT gas_status_t gas_memory_stats(gas_mem_stats_t *stats_p);
+
+/* ------------------------------------------------------------------------ */
 /* Put and get                                                               */
 /* ------------------------------------------------------------------------ */
 
 /*
  * Every transfer names a range of a distributed array: dst/src plus nbytes
  * may span several owners; the runtime splits it along the layout.  The range
- * must lie inside one allocation (else GAS_ERR_BOUNDS, nothing transferred).
+ * must lie inside one allocation (else GAS_ERR_BOUNDS, nothing transferred),
+ * or, for gas_alloc memory, inside its owner's segment (see Global pointers).
  * nbytes == 0 is a no-op that succeeds without looking at the pointers.
  */
 
@@ -458,8 +532,11 @@ GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, 
 
 /*
  * All ranks: implies gas_quiet(), returns when every rank has entered it.
- * (The same as gas_team_barrier(GAS_TEAM_WORLD), but usable before teams
- * matter: it also orders with gas_malloc/gas_free.)
+ * When it fails with GAS_ERR_TIMEOUT (GAS_TIMEOUT set, a peer late or gone),
+ * calling gas_barrier() again resumes the same barrier rather than starting
+ * a new one, so a program may retry once the late rank has arrived.
+ * It is the world barrier of sync.c, which gas_malloc/gas_free also use;
+ * gas_team_barrier(GAS_TEAM_WORLD) has the same meaning.
  */
 GAS_EXPORT gas_status_t gas_barrier(void);
 
@@ -476,8 +553,10 @@ GAS_EXPORT gas_status_t gas_barrier(void);
  * not in the new team gets GAS_TEAM_NULL.  Each team has its own scratch
  * space and sequence numbers, so collectives on different teams never
  * interfere and may be interleaved freely; collectives on one team must be
- * called in the same order by all of its members.  At most GAS_COLL_TEAMS
- * teams (world included) exist at once on a rank.
+ * called in the same order by all of its members.  Each member keeps
+ * GAS_COLL_SCRATCH bytes of its segment for each team it is in (backed when
+ * used); a split fails with GAS_ERR_NOSPACE on the new team's members when
+ * one of them has no room.
  */
 typedef struct gas_team *gas_team_t;
 #define GAS_TEAM_NULL ((gas_team_t)0)

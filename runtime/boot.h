@@ -33,6 +33,13 @@ struct gas_rt_boot {
 gas_status_t gas_rt_boot_open(const struct gas_rt_boot **boot_p);
 
 gas_status_t gas_rt_boot_single_open(struct gas_rt_boot *b);
-gas_status_t gas_rt_boot_gasrun_open(struct gas_rt_boot *b, const char *fd_text);
+/* A rank started by gasrun: an inherited socket (GASRUN_BOOT_FD) or a TCP
+ * connection to GASRUN_BOOT_ADDR (a rank on another host). */
+gas_status_t gas_rt_boot_gasrun_open(struct gas_rt_boot *b);
+
+/* boot_watch.c: end this rank when the boot connection `fd` closes (gasrun is
+ * gone); `what` names the connection in the message.  stop() before closing fd. */
+void gas_rt_boot_watch_start(int fd, const char *what);
+void gas_rt_boot_watch_stop(void);
 
 #endif

@@ -1,10 +1,14 @@
 /*
  * boot_gasrun.c - bootstrap for a rank started by gasrun: speaks the protocol of
- * boot_wire.h over the inherited socket named by GASRUN_BOOT_FD.  Requests are
- * serialised by a mutex (a lazy peer lookup may come from any thread).
+ * boot_wire.h over the inherited socket named by GASRUN_BOOT_FD, or, for a rank
+ * on another host, over a TCP connection to GASRUN_BOOT_ADDR (boot_tcp.h),
+ * watched by boot_watch.c.  Requests are serialised by a mutex (a lazy peer
+ * lookup may come from any thread).
  */
 #include "boot.h"
+#include "boot_tcp.h"
 #include "boot_wire.h"
+#include "config.h"
 #include "error.h"
 #include "log.h"
 
@@ -108,6 +112,7 @@ static void gasrun_abort(int code, const char *msg)
 static void gasrun_fini(void)
 {
     request("bootstrap fini", GAS_BOOT_FINI, NULL, 0, NULL, NULL, NULL);
+    gas_rt_boot_watch_stop();
     close(boot_fd);
     boot_fd = -1;
 }
@@ -126,24 +131,57 @@ static int env_int(const char *name, long lo, long hi, long *out)
     return 0;
 }
 
-gas_status_t gas_rt_boot_gasrun_open(struct gas_rt_boot *b, const char *fd_text)
+/* The boot socket: inherited (GASRUN_BOOT_FD), or connected to GASRUN_BOOT_ADDR. */
+static gas_status_t open_socket(const char *fd_text, const char *addr)
 {
-    long fd, rank, nranks, lrank = 0, lsize = 1;
-    if (env_int("GASRUN_BOOT_FD", 0, 1 << 20, &fd) || env_int("GASRUN_RANK", 0, INT32_MAX, &rank) ||
+    if (fd_text != NULL) {
+        long fd;
+        if (env_int("GASRUN_BOOT_FD", 0, 1 << 20, &fd))
+            return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
+                                "GASRUN_BOOT_FD=%s is not a file descriptor number", fd_text);
+        if (fcntl((int)fd, F_GETFD) < 0)
+            return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
+                                "GASRUN_BOOT_FD=%ld is not open: %s", fd, strerror(errno));
+        fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+        boot_fd = (int)fd;
+        return GAS_OK;
+    }
+    uint64_t ns = gas_rt_config_ns(GAS_CFG_BOOT_TIMEOUT);
+    int ms = ns == 0 ? 0 : ns / 1000000 > INT32_MAX ? INT32_MAX : (int)(ns / 1000000) + 1;
+    int fd = gas_boot_tcp_connect(addr, ms);
+    if (fd == -EINVAL)
+        return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
+                            "GASRUN_BOOT_ADDR=%s is not a numeric ip:port or [ipv6]:port", addr);
+    if (fd < 0)
+        return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
+                            "cannot connect to gasrun's rendezvous at %s (GASRUN_BOOT_ADDR): %s%s",
+                            addr, strerror(-fd),
+                            fd == -ETIMEDOUT ? " (raise GAS_BOOT_TIMEOUT, or make gasrun listen "
+                                               "on an address this host reaches: gasrun --bind)"
+                                             : "");
+    boot_fd = fd;
+    return GAS_OK;
+}
+
+gas_status_t gas_rt_boot_gasrun_open(struct gas_rt_boot *b)
+{
+    const char *fd_text = getenv("GASRUN_BOOT_FD"), *addr = getenv("GASRUN_BOOT_ADDR");
+    long rank, nranks, lrank = 0, lsize = 1;
+    if (env_int("GASRUN_RANK", 0, INT32_MAX, &rank) ||
         env_int("GASRUN_NRANKS", 1, INT32_MAX, &nranks) || rank >= nranks)
         return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
-                            "GASRUN_BOOT_FD=%s but GASRUN_RANK/GASRUN_NRANKS are missing or bad; "
-                            "start the program with gasrun", fd_text);
+                            "%s=%s but GASRUN_RANK/GASRUN_NRANKS are missing or bad; "
+                            "start the program with gasrun",
+                            fd_text ? "GASRUN_BOOT_FD" : "GASRUN_BOOT_ADDR",
+                            fd_text ? fd_text : addr);
     env_int("GASRUN_LOCAL_RANK", 0, INT32_MAX, &lrank);
     env_int("GASRUN_LOCAL_SIZE", 1, INT32_MAX, &lsize);
     const char *key = getenv("GASRUN_JOB_KEY"), *id = getenv("GASRUN_JOB_ID");
-    if (fcntl((int)fd, F_GETFD) < 0)
-        return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init", "GASRUN_BOOT_FD=%ld is not open: %s",
-                            fd, strerror(errno));
-    fcntl((int)fd, F_SETFD, FD_CLOEXEC);
-    boot_fd = (int)fd;
+    gas_status_t st = open_socket(fd_text, addr);
+    if (st != GAS_OK)
+        return st;
     *b = (struct gas_rt_boot){
-        .name = "gasrun",
+        .name = fd_text ? "gasrun" : "gasrun-tcp",
         .rank = (int)rank, .nranks = (int)nranks,
         .local_rank = (int)lrank, .local_size = (int)lsize,
         .job_key = key ? strtoull(key, NULL, 16) : 0,
@@ -159,15 +197,31 @@ gas_status_t gas_rt_boot_gasrun_open(struct gas_rt_boot *b, const char *fd_text)
     unsigned type;
     void *reply = NULL;
     size_t rlen;
-    gas_status_t st = request("gas_init", GAS_BOOT_HELLO, hello, sizeof hello, &type, &reply,
-                              &rlen);
-    if (st != GAS_OK)
-        return st;
+    pthread_mutex_lock(&boot_lock);
+    int rc = gas_boot_wire_send(boot_fd, GAS_BOOT_HELLO, hello, sizeof hello);
+    if (rc == 0)
+        rc = gas_boot_wire_recv(boot_fd, &type, &reply, &rlen);
+    pthread_mutex_unlock(&boot_lock);
+    if (rc < 0) {
+        close(boot_fd);
+        boot_fd = -1;
+        if (fd_text != NULL)
+            return lost("gas_init", rc);
+        return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
+                            "gasrun at %s (GASRUN_BOOT_ADDR) closed the connection after HELLO "
+                            "(%s): it does not know this rank (wrong GASRUN_JOB_KEY or rank), "
+                            "or its job is over", addr, strerror(-rc));
+    }
     uint32_t n = rlen >= 4 ? gas_boot_get_u32(reply) : 0;
     free(reply);
-    if (type != GAS_BOOT_HELLO_OK || n != (uint32_t)nranks)
+    if (type != GAS_BOOT_HELLO_OK || n != (uint32_t)nranks) {
+        close(boot_fd);
+        boot_fd = -1;
         return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
                             "gasrun refused this rank (reply %u, %u ranks; expected %ld)", type, n,
                             nranks);
+    }
+    if (fd_text == NULL)
+        gas_rt_boot_watch_start(boot_fd, addr);
     return GAS_OK;
 }

@@ -2,10 +2,12 @@
  * boot_wire.h - the rendezvous protocol between a rank and gasrun.
  *
  * gasrun hands every rank one end of a stream socket (env GASRUN_BOOT_FD for a
- * forked rank).  Each message is a fixed header followed by `len` payload
- * bytes; all integers are little-endian.  The rank speaks first (HELLO, with
- * the job key); a connection whose first message is not a HELLO with the job's
- * key is closed without a reply.  Requests are answered in order.
+ * forked rank); a rank it started on another host connects to it over TCP
+ * instead (env GASRUN_BOOT_ADDR, boot_tcp.h).  Each message is a fixed header
+ * followed by `len` payload bytes; all integers are little-endian.  The rank
+ * speaks first (HELLO, with the job key); a connection whose first message is
+ * not a HELLO with the job's key is closed without a reply.  Requests are
+ * answered in order.
  *
  *   rank -> gasrun               payload                       reply
  *   HELLO      version u32, key u64, rank u32, pid u32        HELLO_OK: nranks u32

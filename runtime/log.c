@@ -40,3 +40,15 @@ void gas_rt_log_emit(int level, const char *subsys, const char *file, int line,
     (void)w;
     errno = saved;
 }
+
+void gas_rt_format_bytes(char *buf, size_t cap, uint64_t n)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)n;
+    int u = 0;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}

@@ -6,6 +6,10 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIBA)
 
 # gasrun's test rank: speaks the boot protocol directly (no libgas needed).
 TEST_BINS += $(BUILD)/tests/gasrun/boot_client
-$(BUILD)/tests/gasrun/boot_client: $(BUILD)/obj/tests/gasrun/boot_client.o $(BUILD)/obj/runtime/boot_wire.o
+$(BUILD)/tests/gasrun/boot_client: $(BUILD)/obj/tests/gasrun/boot_client.o $(BUILD)/obj/runtime/boot_wire.o \
+                                $(BUILD)/obj/runtime/boot_tcp.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# A libgas rank that waits for ever after gas_init (gasrun's remote-rank tests).
+TEST_BINS += $(BUILD)/tests/gasrun/gas_hang

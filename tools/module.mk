@@ -1,7 +1,8 @@
-# tools/: gasrun (launcher), gascc (compiler wrapper), gas-info, gas-bench.
+# tools/: gasrun (launcher), gascc (compiler wrapper), gas-info, gas-bench, gas-bench-mem.
 TOOL_BINS += $(BUILD)/bin/gasrun $(BUILD)/bin/gascc $(BUILD)/bin/gas-info $(BUILD)/bin/gas-bench
+TOOL_BINS += $(BUILD)/bin/gas-bench-mem
 
-GASRUN_SRCS := $(wildcard tools/gasrun/*.c) runtime/boot_wire.c
+GASRUN_SRCS := $(wildcard tools/gasrun/*.c) runtime/boot_wire.c runtime/boot_tcp.c
 $(BUILD)/bin/gasrun: $(GASRUN_SRCS:%.c=$(BUILD)/obj/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -13,6 +14,10 @@ $(BUILD)/bin/gas-info: $(BUILD)/obj/tools/gas-info.o $(LIBA)
 $(BUILD)/bin/gas-bench: $(BUILD)/obj/tools/gas-bench.o $(BUILD)/obj/tools/bench_coll.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(LINK_PROG)
+
+$(BUILD)/bin/gas-bench-mem: $(BUILD)/obj/tools/gas-bench-mem.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(LINK_PROG) -ldl
 
 # gascc finds headers and libraries relative to itself (build tree or PREFIX).
 $(BUILD)/bin/gascc: tools/gascc.in Makefile

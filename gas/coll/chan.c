@@ -1,7 +1,9 @@
 /*
- * chan.c - per-pair channels inside a team's scratch slot.
+ * chan.c - per-pair channels inside the members' scratch slots.
  *
- * Slot layout (the same offsets on every member; P = team size):
+ * Each member of a team has a slot in its segment (at an offset every
+ * member knows: t->poff[rank]); the layout is the same in all of them
+ * (P = team size):
  *   [0, 8P)          arrived[src]: chunks that team rank src has put here
  *   [8P, 16P)        credit[dst]: chunks of mine that team rank dst consumed
  *   [16P, 16P+256)   quiesce[32]: the counters of gas_team_destroy's barrier
@@ -41,30 +43,30 @@
 
 #define STAGE_BYTES 512   /* payloads up to this size go in one put with the header */
 
-gas_status_t gas_co_chan_setup(const char *call, gas_team_t t)
+uint64_t gas_co_chan_geometry(gas_team_t t)
 {
     uint64_t P = (uint64_t)t->size;
     uint64_t ctl = 16 * P + 8 * GAS_CO_QUIESCE_ROUNDS + P * sizeof(struct gas_co_cts);
     uint64_t data_off = (ctl + 63) / 64 * 64;
-    uint64_t room = gas_co_slot_bytes > data_off ? gas_co_slot_bytes - data_off : 0;
+    uint64_t room = gas_co_scratch > data_off ? gas_co_scratch - data_off : 0;
     uint64_t mbox = room / P / 64 * 64;
-    unsigned k = mbox >= 16384 ? 4 : mbox >= 256 ? 2 : 1;
-    uint64_t chunk = mbox / k / 64 * 64;
-    if (chunk < 128)
-        return gas_rt_error(GAS_ERR_NOSPACE, call,
-                            "a team of %d ranks needs at least %llu bytes of scratch per team; "
-                            "raise GAS_COLL_SCRATCH (now %llu)",
-                            t->size, (unsigned long long)(data_off + P * 128),
-                            (unsigned long long)gas_co_slot_bytes);
+    if (mbox < 256)
+        mbox = 256;   /* at least two chunks of 128 bytes per member */
+    unsigned k = mbox >= 16384 ? 4 : 2;
     t->data_off = data_off;
     t->mbox_bytes = mbox;
     t->nchunks = k;
-    t->chunk_bytes = chunk;
+    t->chunk_bytes = mbox / k / 64 * 64;
+    return data_off + P * mbox;
+}
+
+void gas_co_chan_attach(gas_team_t t)
+{
+    uint64_t P = (uint64_t)t->size;
     t->arrived = (uint64_t *)(void *)t->base;
     t->credit = t->arrived + P;
     t->quiesce = t->credit + P;
     t->cts = (struct gas_co_cts *)(void *)(t->quiesce + GAS_CO_QUIESCE_ROUNDS);
-    return GAS_OK;
 }
 
 static uint64_t mbox_off(gas_team_t t, int src, uint64_t k)
@@ -162,8 +164,8 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
         .seq = s->call.seq, .coll = s->call.coll, .alg = s->call.alg, .type = s->call.type,
         .op = s->call.op, .arghash = s->call.arghash, .msg_len = o->len, .msg_off = o->done,
     };
-    uint64_t off = t->off + mbox_off(t, t->rank, k);
-    uint64_t sig = t->off + 8 * (uint64_t)t->rank;
+    uint64_t off = t->poff[d] + mbox_off(t, t->rank, k);
+    uint64_t sig = t->poff[d] + 8 * (uint64_t)t->rank;
     const struct gas_co_cts *cts = &t->cts[d];
     union {
         unsigned char b[GAS_CO_HDR_BYTES + STAGE_BYTES];
@@ -212,7 +214,7 @@ static void post_cts(struct gas_co_sched *s, struct gas_co_op *o)
     gas_tl_peer_t *peer;
     gas_status_t st = gas_co_peer(t, o->peer, &peer);
     uint64_t entry[2] = {(uint64_t)(o->dst - seg), o->len};
-    uint64_t at = t->off + (uint64_t)((char *)&t->cts[t->rank] - t->base);
+    uint64_t at = t->poff[o->peer] + (uint64_t)((char *)&t->cts[t->rank] - t->base);
     if (st == GAS_OK)
         st = gas_tl_put_signal(peer, at + 8, entry, sizeof entry, at, t->mrecvd[o->peer] + 1,
                                GAS_SIGNAL_SET, NULL);
@@ -245,7 +247,7 @@ static void credit_back(struct gas_co_sched *s, int src)
     gas_status_t st = gas_co_peer(t, src, &peer);
     if (st == GAS_OK) {
         gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = t->owed[src],
-                          .offset = t->off + 8 * ((uint64_t)t->size + (uint64_t)t->rank)};
+                          .offset = t->poff[src] + 8 * ((uint64_t)t->size + (uint64_t)t->rank)};
         st = gas_tl_amo(peer, &a, NULL);
     }
     if (st < 0)

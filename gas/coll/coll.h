@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GAS_CO_MAX_TEAMS 64      /* bits of the used-slot mask */
 #define GAS_CO_QUIESCE_ROUNDS 32
+#define GAS_CO_TEAM_MAGIC 0x7465616d636f6c6cull
 
 /* ------------------------------------------------------------------------ */
 /* Channels (chan.c)                                                         */
@@ -83,12 +83,13 @@ static inline int gas_co_grp_rank(const struct gas_co_grp *g, int i)
 struct gas_co_sched;
 
 struct gas_team {
+    uint64_t magic;           /* GAS_CO_TEAM_MAGIC while the team lives */
     int size, rank;           /* team size, my team rank */
     int *world;               /* team rank -> world rank */
     int *inv;                 /* world rank -> team rank or -1 (NULL for world) */
-    int slot;                 /* scratch slot (the same on every member) */
-    uint64_t off;             /* segment offset of the slot */
-    char *base;               /* its local address */
+    uint64_t *poff;           /* team rank -> segment offset of that member's slot */
+    char *base;               /* my slot */
+    void *mem;                /* what to free for it (NULL: the world's, from the heap) */
     /* channel geometry (see chan.c) */
     uint64_t data_off, mbox_bytes, chunk_bytes;
     unsigned nchunks;
@@ -113,10 +114,12 @@ struct gas_team {
     int busy;                 /* the executor is inside this team */
 };
 
-extern uint64_t gas_co_area_off;       /* the slots' area in every segment */
-extern uint64_t gas_co_slot_bytes;
+extern uint64_t gas_co_scratch;        /* GAS_COLL_SCRATCH */
 extern uint64_t gas_co_zcopy_min;      /* GAS_COLL_ZCOPY_MIN (0: never) */
-extern gas_team_t gas_co_teams[GAS_CO_MAX_TEAMS]; /* live teams by slot */
+
+/* The live teams of this rank (for progress). */
+extern gas_team_t *gas_co_live;
+extern size_t gas_co_nlive;
 
 /* Check a team argument for `call`: initialised and a live team of this rank. */
 gas_status_t gas_co_team_check(const char *call, gas_team_t team);
@@ -124,8 +127,10 @@ gas_status_t gas_co_team_check(const char *call, gas_team_t team);
 /* The route to team rank r (cached). */
 gas_status_t gas_co_peer(gas_team_t t, int r, gas_tl_peer_t **peer_p);
 
-/* Lay out a team's channels in its slot; raises for `call` when it does not fit. */
-gas_status_t gas_co_chan_setup(const char *call, gas_team_t t);
+/* A team's channel geometry (size must be set) and the bytes of its slot. */
+uint64_t gas_co_chan_geometry(gas_team_t t);
+/* Point the channel state at the slot (t->base set). */
+void gas_co_chan_attach(gas_team_t t);
 
 /* ------------------------------------------------------------------------ */
 /* Schedules (sched.c)                                                       */

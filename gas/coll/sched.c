@@ -273,9 +273,9 @@ static void enqueue(struct gas_co_sched *s)
 int gas_co_progress_all(void)
 {
     int moved = 0;
-    for (int i = 0; i < GAS_CO_MAX_TEAMS; i++) {
-        gas_team_t t = gas_co_teams[i];
-        if (t && t->qhead)
+    for (size_t i = 0; i < gas_co_nlive; i++) {
+        gas_team_t t = gas_co_live[i];
+        if (t->qhead)
             moved += team_pump(t);
     }
     return moved;

@@ -2,14 +2,17 @@
  * team.c - teams: the world team, splits (strided, color/key, node), rank
  * translation and destroy.
  *
- * Scratch: at gas_init every rank carves the same area from the symmetric
- * heap (GAS_COLL_TEAMS slots of GAS_COLL_SCRATCH bytes).  A team uses one
- * slot, the same on all its members: a split first gathers, over the parent,
- * every member's mask of slots in use, and takes the lowest slot free on all
- * of them.  A slot's counters are zeroed when its team is destroyed, after a
- * barrier that ends all traffic of the team, so a new team finds them clean.
+ * Scratch: every member of a team keeps a slot for it in its segment (see
+ * chan.c for the layout), about GAS_COLL_SCRATCH bytes, backed when used.
+ * The world team's slot comes from the symmetric heap at gas_init (the same
+ * offset everywhere).  A split's members take theirs from the gas_alloc
+ * arenas, zero its counters, and only then publish its offset to the other
+ * members (a second gather over the parent), so nothing can arrive in a
+ * slot before it is clean.  gas_team_destroy frees the slot after a barrier
+ * that ends all traffic of the team.
  */
 #include "coll.h"
+#include "alloc/arena.h"
 #include "runtime/config.h"
 #include "runtime/node.h"
 #include "runtime/wait.h"
@@ -19,10 +22,10 @@
 #include <string.h>
 
 GAS_EXPORT gas_team_t gas_team_world_;
-gas_team_t gas_co_teams[GAS_CO_MAX_TEAMS];
-uint64_t gas_co_area_off, gas_co_slot_bytes, gas_co_zcopy_min;
-static unsigned nslots;
-static uint64_t used_mask;   /* slots used by teams of this rank */
+gas_team_t *gas_co_live;
+size_t gas_co_nlive;
+static size_t live_cap;
+uint64_t gas_co_scratch, gas_co_zcopy_min;
 
 gas_status_t gas_co_team_check(const char *call, gas_team_t team)
 {
@@ -32,7 +35,7 @@ gas_status_t gas_co_team_check(const char *call, gas_team_t team)
     if (team == GAS_TEAM_NULL)
         return gas_rt_error(GAS_ERR_INVALID, call,
                             "the team is GAS_TEAM_NULL (this rank is not in that team)");
-    if ((unsigned)team->slot >= GAS_CO_MAX_TEAMS || gas_co_teams[team->slot] != team)
+    if (team->magic != GAS_CO_TEAM_MAGIC)
         return gas_rt_error(GAS_ERR_INVALID, call, "the team is not a live team of this rank "
                                                    "(destroyed?)");
     return GAS_OK;
@@ -63,6 +66,10 @@ static void team_free(gas_team_t t)
 {
     if (t == NULL)
         return;
+    t->magic = 0;
+    if (t->mem)
+        gas_al_arena_free(t->mem);
+    free(t->poff);
     free(t->world);
     free(t->inv);
     free(t->sent);
@@ -117,25 +124,46 @@ static gas_status_t set_nodes(gas_team_t t, const uint64_t *node_ids)
     return GAS_OK;
 }
 
-/* A team of the given world ranks on `slot`; me is my index in members. */
-static gas_status_t team_new(const char *call, const int *members, int n, int me, int slot,
-                             const uint64_t *node_ids, gas_team_t *team_p)
+static gas_status_t live_add(gas_team_t t)
+{
+    if (gas_co_nlive == live_cap) {
+        size_t ncap = live_cap ? 2 * live_cap : 16;
+        gas_team_t *n = realloc(gas_co_live, ncap * sizeof *n);
+        if (n == NULL)
+            return GAS_ERR_NOMEM;
+        gas_co_live = n;
+        live_cap = ncap;
+    }
+    gas_co_live[gas_co_nlive++] = t;
+    return GAS_OK;
+}
+
+static void live_remove(gas_team_t t)
+{
+    for (size_t i = 0; i < gas_co_nlive; i++)
+        if (gas_co_live[i] == t) {
+            gas_co_live[i] = gas_co_live[--gas_co_nlive];
+            return;
+        }
+}
+
+/* A team struct for n members (world ranks), me my index; no slot yet. */
+static gas_status_t team_alloc(const char *call, const int *members, int n, int me, int world,
+                               gas_team_t *team_p)
 {
     gas_team_t t = calloc(1, sizeof *t);
     if (t == NULL)
         return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a team");
     t->size = n;
     t->rank = me;
-    t->slot = slot;
-    t->off = gas_co_area_off + (uint64_t)slot * gas_co_slot_bytes;
-    t->base = gas_gs.seg.base + t->off;
     t->world = malloc((size_t)n * sizeof *t->world);
+    t->poff = calloc((size_t)n, sizeof *t->poff);
     t->sent = calloc(5 * (size_t)n, sizeof *t->sent);
     t->peers = calloc((size_t)n, sizeof *t->peers);
     t->held_send = calloc(2 * (size_t)n, sizeof *t->held_send);
-    if (slot != 0)
+    if (!world)
         t->inv = malloc((size_t)gas_gs.nranks * sizeof *t->inv);
-    if (!t->world || !t->sent || !t->peers || !t->held_send || (slot != 0 && !t->inv)) {
+    if (!t->world || !t->poff || !t->sent || !t->peers || !t->held_send || (!world && !t->inv)) {
         team_free(t);
         return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a team of %d ranks", n);
     }
@@ -151,37 +179,44 @@ static gas_status_t team_new(const char *call, const int *members, int n, int me
         for (int r = 0; r < n; r++)
             t->inv[members[r]] = r;
     }
-    gas_status_t st = gas_co_chan_setup(call, t);
-    if (st == GAS_OK && node_ids && set_nodes(t, node_ids) != GAS_OK)
-        st = gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a team's node table");
-    if (st != GAS_OK) {
-        team_free(t);
-        return st;
-    }
-    if (!node_ids)
-        t->nnodes = 0;   /* filled by gas_co_start_nodes */
-    gas_co_teams[slot] = t;
-    used_mask |= 1ull << slot;
     *team_p = t;
+    return GAS_OK;
+}
+
+/* Take a slot for t from the arenas and clean its counters; NULL when there is no room. */
+static char *slot_alloc(gas_team_t t, uint64_t *off_p)
+{
+    uint64_t bytes = gas_co_chan_geometry(t);
+    int why = 0;
+    void *m = gas_al_arena_alloc(bytes + 64, &why);
+    if (m == NULL)
+        return NULL;
+    char *base = (char *)(((uintptr_t)m + 63) & ~(uintptr_t)63);
+    memset(base, 0, t->data_off);
+    t->mem = m;
+    t->base = base;
+    *off_p = (uint64_t)(base - gas_gs.seg.base);
+    return base;
+}
+
+/* The team is complete: go live. */
+static gas_status_t team_live(const char *call, gas_team_t t, const uint64_t *node_ids)
+{
+    gas_co_chan_attach(t);
+    if ((node_ids && set_nodes(t, node_ids) != GAS_OK) || live_add(t) != GAS_OK) {
+        team_free(t);
+        return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a team's tables");
+    }
+    t->magic = GAS_CO_TEAM_MAGIC;
     return GAS_OK;
 }
 
 gas_status_t gas_co_start(void)
 {
-    gas_co_slot_bytes = (gas_rt_config_size(GAS_CFG_COLL_SCRATCH) + 4095) / 4096 * 4096;
+    gas_co_scratch = gas_rt_config_size(GAS_CFG_COLL_SCRATCH);
     gas_co_zcopy_min = gas_rt_config_size(GAS_CFG_COLL_ZCOPY_MIN);
-    nslots = (unsigned)gas_rt_config_size(GAS_CFG_COLL_TEAMS);
-    if (nslots < 1 || nslots > GAS_CO_MAX_TEAMS)
-        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_COLL_TEAMS=%u is not in 1 .. %d",
-                            nslots, GAS_CO_MAX_TEAMS);
-    uint64_t want = gas_co_slot_bytes * nslots;
-    gas_status_t st = gas_al_heap_alloc(&gas_gs.heap, want, 4096, &gas_co_area_off);
+    gas_status_t st = gas_co_select_init();
     if (st != GAS_OK)
-        return gas_rt_error(GAS_ERR_NOSPACE, "gas_init",
-                            "no room for the collectives' scratch (%u teams x %llu bytes); raise "
-                            "GAS_SEGMENT_SIZE or lower GAS_COLL_SCRATCH / GAS_COLL_TEAMS",
-                            nslots, (unsigned long long)gas_co_slot_bytes);
-    if ((st = gas_co_select_init()) != GAS_OK)
         return st;
     int n = gas_gs.nranks;
     int *members = malloc((size_t)n * sizeof *members);
@@ -189,12 +224,27 @@ gas_status_t gas_co_start(void)
         return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the world team");
     for (int r = 0; r < n; r++)
         members[r] = r;
-    used_mask = 0;
-    st = team_new("gas_init", members, n, gas_gs.rank, 0, NULL, &gas_team_world_);
+    gas_team_t w = NULL;
+    st = team_alloc("gas_init", members, n, gas_gs.rank, 1, &w);
     free(members);
-    if (st == GAS_OK)
-        gas_rt_progress_register(gas_co_progress_all);
-    return st;
+    if (st != GAS_OK)
+        return st;
+    /* The world's slot: the same offset everywhere, from the symmetric heap. */
+    uint64_t off = 0;
+    st = gas_gs_sym_alloc("gas_init (the world team's scratch, GAS_COLL_SCRATCH)",
+                          gas_co_chan_geometry(w), &off);
+    if (st != GAS_OK) {
+        team_free(w);
+        return st;
+    }
+    for (int r = 0; r < n; r++)
+        w->poff[r] = off;
+    w->base = gas_gs.seg.base + off;
+    if ((st = team_live("gas_init", w, NULL)) != GAS_OK)
+        return st;
+    gas_team_world_ = w;
+    gas_rt_progress_register(gas_co_progress_all);
+    return GAS_OK;
 }
 
 /* Defined in api.c: a byte allgather with the table's algorithm. */
@@ -217,12 +267,15 @@ gas_status_t gas_co_start_nodes(void)
 
 void gas_co_stop(void)
 {
-    for (int s = 0; s < GAS_CO_MAX_TEAMS; s++) {
-        team_free(gas_co_teams[s]);
-        gas_co_teams[s] = NULL;
+    /* The arenas go away with the segment: only the bookkeeping is freed. */
+    for (size_t i = 0; i < gas_co_nlive; i++) {
+        gas_co_live[i]->mem = NULL;
+        team_free(gas_co_live[i]);
     }
+    free(gas_co_live);
+    gas_co_live = NULL;
+    gas_co_nlive = live_cap = 0;
     gas_team_world_ = GAS_TEAM_NULL;
-    used_mask = 0;
     gas_co_select_fini();
 }
 
@@ -235,7 +288,6 @@ enum split_kind { SPLIT_STRIDED, SPLIT_COLOR, SPLIT_NODE };
 struct split_rec {
     int32_t color, key;
     uint64_t hash;     /* of the arguments that must agree */
-    uint64_t used;     /* slots in use */
     uint64_t node;
 };
 
@@ -276,7 +328,7 @@ static gas_status_t split(const char *call, gas_team_t parent, enum split_kind k
         why = "color is negative but not GAS_COLOR_UNDEFINED";
     }
     struct split_rec me = {
-        .color = a, .key = b, .used = used_mask, .node = my_node(),
+        .color = a, .key = b, .node = my_node(),
         .hash = kind == SPLIT_STRIDED ? mix(mix(mix(0x7374726964ull, (uint64_t)a), (uint64_t)b),
                                             (uint64_t)c)
                                       : mix(0x636f6c6f72ull, (uint64_t)kind),
@@ -293,12 +345,9 @@ static gas_status_t split(const char *call, gas_team_t parent, enum split_kind k
     /* Every member takes part, valid arguments or not, so nobody hangs. */
     if ((st = gas_co_allgather_bytes(call, parent, all, &me, sizeof me)) != GAS_OK)
         goto out;
-    uint64_t used = 0;
     int agree = 1;
-    for (int r = 0; r < P; r++) {
-        used |= all[r].used;
+    for (int r = 0; r < P; r++)
         agree &= all[r].hash == me.hash;
-    }
     if (!agree) {
         st = gas_rt_error(GAS_ERR_INVALID, call,
                           "the members of the parent team passed different arguments (this "
@@ -312,15 +361,6 @@ static gas_status_t split(const char *call, gas_team_t parent, enum split_kind k
     }
     if (why) {
         st = gas_rt_error(GAS_ERR_INVALID, call, "%s (color %d)", why, a);
-        goto out;
-    }
-    int slot = 0;
-    while ((unsigned)slot < nslots && (used >> slot & 1))
-        slot++;
-    if ((unsigned)slot == nslots) {
-        st = gas_rt_error(GAS_ERR_NOSPACE, call,
-                          "no team slot is free on every member of the parent team (%u in use "
-                          "somewhere); destroy teams or raise GAS_COLL_TEAMS", nslots);
         goto out;
     }
     int n = 0, mine = -1;
@@ -353,14 +393,49 @@ static gas_status_t split(const char *call, gas_team_t parent, enum split_kind k
         if (order[i] == parent->rank)
             mine = i;
     }
-    if (mine < 0) {
-        *team_p = GAS_TEAM_NULL;
-        st = GAS_OK;
+    /* My slot, then everyone's offsets (UINT64_MAX: no room; 0: in no team). */
+    gas_team_t t = NULL;
+    uint64_t my_off = 0;
+    if (mine >= 0) {
+        if ((st = team_alloc(call, members, n, mine, 0, &t)) != GAS_OK)
+            my_off = UINT64_MAX;   /* still take part below */
+        else if (slot_alloc(t, &my_off) == NULL)
+            my_off = UINT64_MAX;
+    }
+    uint64_t *offs = malloc((size_t)P * sizeof *offs);
+    gas_status_t st2 = offs ? gas_co_allgather_bytes(call, parent, offs, &my_off, sizeof my_off)
+                            : gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a split");
+    if (st2 != GAS_OK || mine < 0) {
+        team_free(t);
+        free(offs);
+        if (st == GAS_OK)
+            st = st2;
+        if (st == GAS_OK)
+            *team_p = GAS_TEAM_NULL;
         goto out;
     }
-    st = team_new(call, members, n, mine, slot, nodes, team_p);
-out:
-    free(all);
+    int short_of = -1;
+    for (int i = 0; i < n; i++) {
+        if (offs[order[i]] == UINT64_MAX && short_of < 0)
+            short_of = members[i];
+        if (t)
+            t->poff[i] = offs[order[i]];
+    }
+    free(offs);
+    if (st == GAS_OK && short_of >= 0) {
+        char hint[400];
+        st = gas_rt_error(GAS_ERR_NOSPACE, call,
+                          "rank %d has no room for the new team's %llu bytes of scratch "
+                          "(GAS_COLL_SCRATCH); %s", short_of,
+                          (unsigned long long)gas_co_chan_geometry(t), gas_gs_raise_hint(hint, sizeof hint));
+    }
+    if (st != GAS_OK) {
+        team_free(t);
+        goto out;
+    }
+    if ((st = team_live(call, t, nodes)) == GAS_OK)
+        *team_p = t;
+out:    free(all);
     free(members);
     free(order);
     free(keys);
@@ -391,8 +466,7 @@ GAS_EXPORT gas_status_t gas_team_split_node(gas_team_t parent, gas_team_t *team_
 
 static int live(gas_team_t t)
 {
-    return gas_gs.phase == GAS_GS_UP && t != GAS_TEAM_NULL &&
-           (unsigned)t->slot < GAS_CO_MAX_TEAMS && gas_co_teams[t->slot] == t;
+    return gas_gs.phase == GAS_GS_UP && t != GAS_TEAM_NULL && t->magic == GAS_CO_TEAM_MAGIC;
 }
 
 GAS_EXPORT int gas_team_rank(gas_team_t team)
@@ -458,7 +532,7 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
         if ((st = gas_co_peer(team, to, &peer)) != GAS_OK)
             return st;
         gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = 1,
-                          .offset = team->off + 8 * (2 * (uint64_t)P + (uint64_t)k)};
+                          .offset = team->poff[to] + 8 * (2 * (uint64_t)P + (uint64_t)k)};
         st = gas_tl_amo(peer, &a, NULL);
         if (st < 0)
             return st;
@@ -471,15 +545,8 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
     }
     if ((st = gas_tl_quiet_all()) != GAS_OK)
         return st;
-    /*
-     * Nothing of this team can arrive any more: leave the slot clean, as far
-     * as the counters of any later team reach (a larger team's counters
-     * cover what were this team's mailboxes).
-     */
-    uint64_t clean = 48 * (uint64_t)gas_gs.nranks + 8 * GAS_CO_QUIESCE_ROUNDS + 64;
-    memset(team->base, 0, clean < gas_co_slot_bytes ? clean : gas_co_slot_bytes);
-    used_mask &= ~(1ull << team->slot);
-    gas_co_teams[team->slot] = NULL;
+    /* Nothing of this team can arrive any more: the slot goes back to the arena. */
+    live_remove(team);
     team_free(team);
     return GAS_OK;
 }

@@ -30,10 +30,17 @@
  *   proto WHAT    rank 1 breaks the protocol, then sleeps: WHAT is unknown
  *                 (a message of type 99), oversize (a 2 MiB header),
  *                 nohello (KV_PUT first), shorthello (a 12-byte HELLO)
+ *   gate FILE     HELLO; BARRIER; rank 0 waits until FILE exists; then ok
+ *   where         as ok, then prints "rank R local L/S" (its place on its host)
+ *
+ * The boot connection is GASRUN_BOOT_FD, or, for a rank that gasrun started
+ * on another host, a TCP connection to GASRUN_BOOT_ADDR.  With
+ * BOOT_CLIENT_ONE_HOST set, GASRUN_LOCAL_RANK/SIZE must equal RANK/NRANKS.
  *
  * Extra arguments are ignored (tests pass a unique marker to find leftover
  * processes with pgrep -f).
  */
+#include "runtime/boot_tcp.h"
 #include "runtime/boot_wire.h"
 
 #include <ctype.h>
@@ -52,9 +59,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int rank = -1, nranks = -1, boot_fd = -1;
+static int rank = -1, nranks = -1, local_rank = -1, local_size = -1, boot_fd = -1;
 static uint64_t job_key;
-static const char *job_id;
+static const char *job_id, *boot_addr;
 
 static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
 {
@@ -101,7 +108,13 @@ static void read_env(void)
     nranks = (int)env_long("GASRUN_NRANKS");
     if (nranks < 1 || rank < 0 || rank >= nranks)
         die("bad GASRUN_RANK/GASRUN_NRANKS %d/%d", rank, nranks);
-    if (env_long("GASRUN_LOCAL_RANK") != rank || env_long("GASRUN_LOCAL_SIZE") != nranks)
+    local_rank = (int)env_long("GASRUN_LOCAL_RANK");
+    local_size = (int)env_long("GASRUN_LOCAL_SIZE");
+    if (local_size < 1 || local_size > nranks || local_rank < 0 || local_rank >= local_size)
+        die("bad GASRUN_LOCAL_RANK/SIZE %d/%d", local_rank, local_size);
+    /* Without hosts, this host has them all. */
+    const char *one = getenv("BOOT_CLIENT_ONE_HOST");
+    if (one != NULL && (local_rank != rank || local_size != nranks))
         die("GASRUN_LOCAL_RANK/SIZE differ from RANK/NRANKS on one host");
     const char *key = getenv("GASRUN_JOB_KEY");
     job_id = getenv("GASRUN_JOB_ID");
@@ -110,10 +123,23 @@ static void read_env(void)
     if (job_id == NULL || !is_lower_hex(job_id, 8))
         die("GASRUN_JOB_ID '%s' is not 8 lowercase hex digits", job_id ? job_id : "");
     job_key = strtoull(key, NULL, 16);
+    boot_addr = getenv("GASRUN_BOOT_ADDR");
+    if (getenv("GASRUN_BOOT_FD") == NULL && boot_addr != NULL)
+        return;     /* connect_boot() connects when the protocol starts */
     boot_fd = (int)env_long("GASRUN_BOOT_FD");
     struct stat st;
     if (fstat(boot_fd, &st) < 0 || !S_ISSOCK(st.st_mode))
         die("GASRUN_BOOT_FD %d is not a socket", boot_fd);
+}
+
+/* A rank on another host connects to gasrun (the protocol is the same). */
+static void connect_boot(void)
+{
+    if (boot_fd >= 0)
+        return;
+    boot_fd = gas_boot_tcp_connect(boot_addr, 10000);
+    if (boot_fd < 0)
+        die("cannot connect to GASRUN_BOOT_ADDR %s: %s", boot_addr, strerror(-boot_fd));
 }
 
 /* Only 0, 1, 2 and the boot socket may be inherited. */
@@ -505,7 +531,8 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    if (strcmp(mode, "ok") == 0 || strcmp(mode, "spew") == 0) {
+    connect_boot();
+    if (strcmp(mode, "ok") == 0 || strcmp(mode, "spew") == 0 || strcmp(mode, "where") == 0) {
         check_fds();
         if (rank > 0 && !stdin_is_devnull())
             die("stdin is not /dev/null");
@@ -544,6 +571,14 @@ int main(int argc, char **argv)
         wait_in_barrier();
     } else if (strcmp(mode, "pipeline") == 0) {
         run_pipeline();
+    } else if (strcmp(mode, "gate") == 0) {
+        barrier();
+        while (rank == 0 && access(arg, F_OK) != 0)
+            usleep(20 * 1000);
+        run_ok();
+    } else if (strcmp(mode, "where") == 0) {
+        run_ok();
+        printf("rank %d local %d/%d\n", rank, local_rank, local_size);
     } else if (strcmp(mode, "barrier-exit") == 0) {
         if (rank == 1) {
             send_msg(GAS_BOOT_BARRIER, NULL, 0);

@@ -7,6 +7,7 @@ set -u
 BUILD=${BUILD:-build}
 GASRUN=$BUILD/bin/gasrun
 CLIENT=$BUILD/tests/gasrun/boot_client
+export BOOT_CLIENT_ONE_HOST=1  # without --hosts every rank is local
 MARK="gasrun-test-marker-$$-$RANDOM$RANDOM"
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/gasrun-test.XXXXXX")
 SHM_BEFORE=$TMPD/shm-before
@@ -37,10 +38,13 @@ done
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # run_job [gasrun args...]: runs gasrun under a time bound with stdout/stderr in
-# $TMPD/out and $TMPD/err; sets RC and MS (elapsed milliseconds).
+# $TMPD/out and $TMPD/err; sets RC and MS (elapsed milliseconds).  With JOB_NS
+# set, gasrun runs in that network namespace (lib-netns.sh).
 run_job() {
-    local t0; t0=$(now_ms)
-    timeout -k 2 "${JOB_LIMIT:-20}" "$GASRUN" "$@" >"$TMPD/out" 2>"$TMPD/err" </dev/null
+    local t0 in_ns=()
+    [ -n "${JOB_NS:-}" ] && in_ns=(ip netns exec "$JOB_NS")
+    t0=$(now_ms)
+    timeout -k 2 "${JOB_LIMIT:-20}" "${in_ns[@]}" "$GASRUN" "$@" >"$TMPD/out" 2>"$TMPD/err" </dev/null
     RC=$?
     MS=$(( $(now_ms) - t0 ))
 }
@@ -57,8 +61,8 @@ expect_faster() { # ms what
     [ "$MS" -le "$1" ] || fail "$2: took ${MS} ms (limit $1 ms)"
 }
 
-# Nothing of the job may survive gasrun: no process carrying the marker and
-# no new /dev/shm/gas-* file.
+# Nothing of the job may survive gasrun: no process carrying the marker, no
+# new /dev/shm/gas-* file, and (with lib-netns.sh) nothing in the namespaces.
 check_clean() { # what
     local left
     left=$(pgrep -f -- "$MARK" | paste -sd, -)
@@ -69,6 +73,7 @@ check_clean() { # what
     local new
     new=$(ls /dev/shm 2>/dev/null | grep '^gas-' | sort | comm -13 "$SHM_BEFORE" -)
     [ -z "$new" ] || fail "$1: /dev/shm files left behind: $new"
+    if declare -F netns_check_clean >/dev/null; then netns_check_clean "$1"; fi
 }
 
 pass() { echo "PASS: $*"; }

@@ -3,20 +3,27 @@
  *
  *   main.c        job set-up, the event loop, exit status
  *   options.c     command line
+ *   hosts.c       --hosts / --hostfile, placing ranks on hosts
  *   launch.c      program lookup, fork/exec of the ranks
+ *   remote.c      the launcher command line for a rank on another host
+ *   hostaddr.c    which address each host reaches gasrun's rendezvous at
+ *   listen.c      the rendezvous' TCP listeners; HELLO check of new connections
  *   reap.c        child exits
  *   signals.c     signalfd: SIGCHLD, forwarded signals
  *   stdio.c       rank output forwarding with tags, stdin relay
  *   teardown.c    failing the job, killing ranks, the final sweep
  *   rendezvous.c  the boot protocol server (knows nothing of processes)
  *   kvstore.c     its key-value store
+ *   bind.c        --bind-to: the CPUs (and so the NUMA node) of each local rank
  *   loop.c, log.c event loop, messages
  */
 #ifndef GR_GASRUN_H
 #define GR_GASRUN_H
 
 #include "loop.h"
+#include "runtime/boot_tcp.h"
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,16 +34,47 @@
 #define GR_GRACE_S     2.0          /* SIGTERM (or forwarded signal) -> SIGKILL */
 #define GR_LINE_MAX    (64 * 1024)  /* longest output line held before it is cut */
 
+#define GR_AUTH_TIMEOUT_S 5.0    /* a TCP connection must say HELLO within this */
+#define GR_AUTH_MAX       64     /* connections waiting for their HELLO */
+#define GR_LAUNCH_WINDOW  8      /* launchers per host in flight (launch.c) */
+#define GR_LAUNCH_SETTLE_S 2.0   /* how long a launch counts as in flight at most */
+#define GR_LAUNCH_POLL_S  0.1    /* tick while remote ranks wait to be started */
+
+enum gr_launcher_mode { GR_LAUNCH_AUTO, GR_LAUNCH_EXEC, GR_LAUNCH_SHELL };
+
 struct gr_opts {
     int nranks;
     double timeout;         /* seconds, 0 = none */
     const char *timeout_arg;/* as given, for the message */
     int tag;                /* 1/0, or -1: on when nranks > 1 */
+    const char *hosts;      /* --hosts h1[:K],h2[:K],... */
+    const char *hostfile;   /* --hostfile FILE */
+    int ppn;                /* --ppn K, 0 = the slots decide */
+    const char *launcher;   /* --launcher CMD, NULL = GR_DEFAULT_LAUNCHER */
+    int launcher_mode;      /* enum gr_launcher_mode */
+    const char *bind;       /* --bind ADDR[:PORT] */
+    int cpu_bind;           /* --bind-to: enum gr_bind; GR_BIND_DEFAULT: from the topology */
     char **argv;            /* program and its arguments */
+};
+
+#define GR_DEFAULT_LAUNCHER "ssh -o BatchMode=yes -T -x"
+
+/* A host of the job.  Without --hosts/--hostfile there is one: this host. */
+struct gr_host {
+    char *name;
+    int slots;              /* as given (slots=K, name:K, --ppn); 0 = not given */
+    char *iface;            /* hostfile iface=, or NULL */
+    char *addr;             /* hostfile addr=, or NULL */
+    bool local;             /* this host: ranks are forked, not launched */
+    int first, nranks;      /* the ranks placed here */
+    int next;               /* the next of them to start */
+    char boot_addr[GAS_BOOT_ADDR_MAX]; /* where its ranks reach the rendezvous */
 };
 
 /* Parse argv; returns -1 to go on, or the status to exit with (0 after --help). */
 int gr_options_parse(int argc, char **argv, struct gr_opts *o);
+/* A rank or slot count, 1..GR_MAX_RANKS; 0 or -1. */
+int gr_parse_count(const char *arg, int *n_p);
 
 struct gr_job;
 
@@ -54,7 +92,13 @@ struct gr_stream {
 };
 
 struct gr_rank {
-    pid_t pid;              /* also its process group; 0 if never started */
+    pid_t pid;              /* also its process group; 0 if never started.  For
+                             * a rank on another host: the launcher's */
+    int host;               /* index into job->hosts */
+    int local_rank;         /* among the ranks of its host */
+    bool remote;            /* started through the launcher, boots over TCP */
+    bool tcp;               /* its TCP boot connection was accepted */
+    double started_at;      /* when its launcher was started */
     bool running;           /* started and not yet reaped */
     bool boot_closed;       /* its boot connection can carry nothing more */
     bool gone;              /* exited 0 and boot_closed: can take part in nothing */
@@ -71,6 +115,17 @@ struct gr_job {
     uint32_t id;
     pid_t self;
 
+    struct gr_host *hosts;
+    int nhosts;
+    bool multihost;         /* --hosts or --hostfile: name hosts in messages */
+    int nremote;            /* ranks started through the launcher */
+    int unstarted;          /* of those, not started yet (launch window) */
+    char **launcher;        /* its words, NULL-terminated */
+    char *launcher_path;    /* resolved launcher[0] */
+    bool launcher_shell;    /* pass the rank's command line as one sh word */
+    char *cwd;              /* the ranks' working directory on other hosts */
+    struct gr_net *net;     /* listeners and connections waiting for HELLO */
+
     struct gr_rank *ranks;
     int live;               /* ranks running */
     int *gone;              /* ranks that are gone, in order */
@@ -86,11 +141,41 @@ struct gr_job {
     int devnull;            /* stdin of ranks > 0 */
     int rank0_stdin;        /* fd that becomes rank 0's stdin */
     struct rlimit nofile;   /* the limit gasrun was started with (ranks get it back) */
+    int cpu_bind;           /* enum gr_bind in force */
+    cpu_set_t *cpusets;     /* per local rank of this host, NULL when not bound */
 };
+
+/* bind.c: --bind-to, for the ranks gasrun forks on its own host. */
+enum gr_bind { GR_BIND_DEFAULT = 0, GR_BIND_NONE, GR_BIND_CORE, GR_BIND_NUMA };
+int gr_bind_parse(const char *arg, int *bind_p);
+int gr_bind_plan(struct gr_job *job);
+void gr_bind_child(const struct gr_job *job, int r);
+
+/* hosts.c: read the hosts, place the ranks (fills job->hosts and the ranks'
+ * host/local_rank/remote); -1 to go on, else the status to exit with. */
+int gr_hosts_setup(struct gr_job *job);
+/* "rank R", or "rank R (host)" in a job with --hosts/--hostfile; buf >= 128 bytes. */
+const char *gr_rank_name(const struct gr_job *job, int r, char *buf);
 
 /* launch.c */
 int gr_resolve_program(const char *name, char **path_p);
 int gr_launch(struct gr_job *job);
+void gr_launch_more(struct gr_job *job);
+
+/* remote.c */
+int gr_remote_setup(struct gr_job *job);
+void gr_remote_exec(struct gr_job *job, int r) __attribute__((noreturn));
+void gr_remote_free(struct gr_job *job);
+
+/* hostaddr.c: the address (no port) that host h reaches this gasrun at;
+ * 0, or -1 after a message. */
+int gr_host_local_addr(const struct gr_host *h, struct sockaddr_storage *ss, socklen_t *len_p);
+
+/* listen.c */
+int gr_net_setup(struct gr_job *job);
+double gr_net_deadline(const struct gr_job *job);   /* next timer, or -1 */
+void gr_net_tick(struct gr_job *job, double now);
+void gr_net_fini(struct gr_job *job);
 
 /* reap.c */
 void gr_reap(struct gr_job *job);

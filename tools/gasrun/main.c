@@ -1,6 +1,6 @@
 /*
- * main.c - gasrun: start the ranks of a job on this host, serve their
- * rendezvous, forward their stdio and signals, and end the job cleanly.
+ * main.c - gasrun: start the ranks of a job on this host or on several, serve
+ * their rendezvous, forward their stdio and signals, and end the job cleanly.
  * See docs/gasrun.md and gasrun.h for the parts.
  */
 #include "gasrun.h"
@@ -75,9 +75,10 @@ static void rdv_fail(void *ctx, const char *msg)
 
 static void rdv_abort(void *ctx, uint32_t rank, int32_t code, const char *msg)
 {
+    char name[128];
     int status = code & 0xff;
-    gr_job_fail(ctx, status ? status : 1, "rank %u aborted (code %d): %s", rank, (int)code,
-                msg);
+    gr_job_fail(ctx, status ? status : 1, "%s aborted (code %d): %s",
+                gr_rank_name(ctx, (int)rank, name), (int)code, msg);
 }
 
 static void rdv_hello(void *ctx, uint32_t rank, uint32_t pid)
@@ -104,25 +105,40 @@ static void rdv_barrier(void *ctx)
 
 /* ---- main ---------------------------------------------------------------- */
 
-static int job_setup(struct gr_job *job)
+/* Hosts and placement (2 on error), the program and the launcher (127 when
+ * one cannot be run); -1 to go on. */
+static int job_prepare(struct gr_job *job)
 {
     job->self = getpid();
     job->nranks = job->opts.nranks;
     job->tag = job->opts.tag >= 0 ? job->opts.tag : job->nranks > 1;
     job->exit_code = -1;
     job->devnull = -1;
-    if (random_bytes(&job->key, sizeof job->key) < 0 ||
-        random_bytes(&job->id, sizeof job->id) < 0)
-        return -1;
     job->ranks = calloc((size_t)job->nranks, sizeof *job->ranks);
     job->gone = calloc((size_t)job->nranks, sizeof *job->gone);
     if (job->ranks == NULL || job->gone == NULL) {
         gr_msg("out of memory");
-        return -1;
+        return 1;
     }
     for (int r = 0; r < job->nranks; r++)
         job->ranks[r].out.fd = job->ranks[r].err.fd = -1;
-    if (raise_nofile(job) < 0)
+    int rc = gr_hosts_setup(job);
+    if (rc >= 0)
+        return rc;
+    /* The program must be here only when a rank runs here. */
+    if (job->nremote < job->nranks && gr_resolve_program(job->opts.argv[0], &job->prog_path) < 0)
+        return 127;
+    if (gr_remote_setup(job) < 0)
+        return job->launcher_path == NULL && job->launcher != NULL ? 127 : 1;
+    return -1;
+}
+
+static int job_setup(struct gr_job *job)
+{
+    if (random_bytes(&job->key, sizeof job->key) < 0 ||
+        random_bytes(&job->id, sizeof job->id) < 0)
+        return -1;
+    if (raise_nofile(job) < 0 || gr_bind_plan(job) < 0)
         return -1;
     job->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (job->devnull < 0) {
@@ -149,7 +165,22 @@ static int job_setup(struct gr_job *job)
         gr_msg("out of memory");
         return -1;
     }
-    return 0;
+    return gr_net_setup(job);
+}
+
+static void job_free(struct gr_job *job)
+{
+    for (int i = 0; i < job->nhosts; i++) {
+        free(job->hosts[i].name);
+        free(job->hosts[i].iface);
+        free(job->hosts[i].addr);
+    }
+    free(job->hosts);
+    gr_remote_free(job);
+    free(job->ranks);
+    free(job->gone);
+    free(job->prog_path);
+    free(job->cpusets);
 }
 
 int main(int argc, char **argv)
@@ -159,19 +190,23 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     ensure_std_fds();
-    if (gr_resolve_program(job.opts.argv[0], &job.prog_path) < 0)
-        return 127;
-    if (job_setup(&job) < 0)
-        return 1;
+    rc = job_prepare(&job);
+    if (rc < 0 && job_setup(&job) < 0)
+        rc = 1;
+    if (rc >= 0) {
+        gr_net_fini(&job);
+        job_free(&job);
+        return rc;
+    }
 
     gr_info("job %08x: %d rank%s of %s", job.id, job.nranks, job.nranks == 1 ? "" : "s",
-            job.prog_path);
+            job.prog_path ? job.prog_path : job.opts.argv[0]);
     job.start = gr_now();
     if (job.opts.timeout > 0)
         job.timeout_at = job.start + job.opts.timeout;
     gr_launch(&job);
 
-    while (job.live > 0) {
+    while (job.live > 0 || (job.unstarted > 0 && !job.tearing && job.exit_code < 0)) {
         gr_loop_wait(gr_job_wait_ms(&job));
         gr_job_tick(&job);
     }
@@ -179,13 +214,14 @@ int main(int argc, char **argv)
     gr_stdin_close();
     gr_job_sweep(&job);
     gr_streams_drain(&job);
+    gr_net_fini(&job);
+    /* Closing the TCP boot connections also ends remote ranks that outlived
+     * their launcher (runtime/boot_watch.c). */
     gr_rdv_destroy(job.rdv);
     gr_shm_sweep(job.id);
     gr_loop_fini();
     close(job.devnull);
-    free(job.ranks);
-    free(job.gone);
-    free(job.prog_path);
+    job_free(&job);
     int code = job.exit_code < 0 ? 0 : job.exit_code;
     gr_info("job %08x done in %.2f s: exit status %d", job.id, gr_now() - job.start, code);
     return code;

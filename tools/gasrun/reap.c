@@ -31,22 +31,32 @@ void gr_rank_gone_check(struct gr_job *job, int r)
 static void rank_exited(struct gr_job *job, int r, int st)
 {
     struct gr_rank *rk = &job->ranks[r];
-    char sig[16];
+    char sig[16], name[128];
     rk->running = false;
     rk->wstatus = st;
     job->live--;
+    /* A launcher that is gone with its rank never connected: that rank can
+     * send nothing any more (listen.c refuses it from now on). */
+    if (rk->remote && !rk->tcp)
+        rk->boot_closed = true;
+    gr_rank_name(job, r, name);
 
     if (WIFEXITED(st)) {
-        gr_info("rank %d (pid %d) exited with status %d", r, (int)rk->pid, WEXITSTATUS(st));
+        gr_info("%s (pid %d) exited with status %d", name, (int)rk->pid, WEXITSTATUS(st));
         if (WEXITSTATUS(st) == 0) {
             gr_rank_gone_check(job, r);
             return;
         }
-        gr_job_fail(job, WEXITSTATUS(st), "rank %d exited with status %d", r, WEXITSTATUS(st));
+        /* ssh says 255 for its own failures and for a remote rank killed by
+         * a signal. */
+        gr_job_fail(job, WEXITSTATUS(st), "%s exited with status %d%s", name, WEXITSTATUS(st),
+                    rk->remote && job->launcher_shell && WEXITSTATUS(st) == 255
+                        ? " (from ssh: it could not reach the host, or the rank died of a signal)"
+                        : "");
     } else if (WIFSIGNALED(st)) {
-        gr_info("rank %d (pid %d) killed by signal %s", r, (int)rk->pid,
+        gr_info("%s (pid %d) killed by signal %s", name, (int)rk->pid,
                 gr_signame(WTERMSIG(st), sig));
-        gr_job_fail(job, 128 + WTERMSIG(st), "rank %d killed by signal %s%s", r,
+        gr_job_fail(job, 128 + WTERMSIG(st), "%s killed by signal %s%s", name,
                     gr_signame(WTERMSIG(st), sig), WCOREDUMP(st) ? " (core dumped)" : "");
     }
 }
@@ -61,8 +71,10 @@ void gr_reap(struct gr_job *job)
         if (pid <= 0)
             return;
         int r = rank_of_pid(job, pid);
-        if (r >= 0)
+        if (r >= 0) {
             rank_exited(job, r, st);
+            gr_launch_more(job);
+        }
         else
             gr_info("reaped pid %d, a descendant left behind by a rank", (int)pid);
     }

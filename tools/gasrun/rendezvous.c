@@ -552,7 +552,7 @@ void gr_rdv_destroy(struct gr_rdv *s)
     free(s);
 }
 
-int gr_rdv_add_conn(struct gr_rdv *s, int fd, int expected_rank)
+int gr_rdv_add_conn(struct gr_rdv *s, int fd, int expected_rank, const void *pre, size_t len)
 {
     int flags = fcntl(fd, F_GETFL);
     if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
@@ -588,6 +588,16 @@ int gr_rdv_add_conn(struct gr_rdv *s, int fd, int expected_rank)
     }
     c->idx = s->nconns;
     s->conns[s->nconns++] = c;
+    if (len > 0) {
+        if (!conn_reserve_in(c, len)) {
+            conn_fail(c, "out of memory buffering its HELLO");
+            return 0;
+        }
+        memcpy(c->in, pre, len);
+        c->in_len = len;
+        conn_resume(c);
+        rdv_settle(s);
+    }
     return 0;
 }
 

@@ -4,8 +4,9 @@
  * The server knows nothing of processes or of how a connection arrived: a
  * connection is a stream fd that must start with HELLO.  For a forked rank the
  * fd is gasrun's end of that rank's socketpair and `expected_rank` says whose
- * it is; a connection accepted from the network (later) passes -1 and is bound
- * to the rank its HELLO names (after the key check).
+ * it is.  A connection accepted from the network (listen.c) has had its HELLO
+ * read and checked already (key, rank): it comes with those bytes, which are
+ * served as if read from the fd, and the rank they name as expected_rank.
  *
  * Requests of one connection are served in order.  A connection that has sent
  * BARRIER is not read further until the barrier completes, so its replies stay
@@ -19,6 +20,7 @@
 #define GR_RENDEZVOUS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct gr_rdv_ops {
@@ -43,8 +45,9 @@ struct gr_rdv;
 struct gr_rdv *gr_rdv_create(uint32_t nranks, uint64_t key, const struct gr_rdv_ops *ops);
 void gr_rdv_destroy(struct gr_rdv *s);
 
-/* Serve fd (the server owns it from now on, also on failure); 0 or -errno. */
-int gr_rdv_add_conn(struct gr_rdv *s, int fd, int expected_rank);
+/* Serve fd (the server owns it from now on, also on failure), starting with
+ * the `len` bytes at `pre` (NULL, 0: none) already read from it; 0 or -errno. */
+int gr_rdv_add_conn(struct gr_rdv *s, int fd, int expected_rank, const void *pre, size_t len);
 
 /* Ranks waiting in the current barrier, and whether `rank` is one of them. */
 uint32_t gr_rdv_barrier_arrived(const struct gr_rdv *s);

@@ -99,9 +99,10 @@ void gr_job_check_stuck(struct gr_job *job)
         int r = job->gone[i];
         if (gr_rdv_in_barrier(job->rdv, (uint32_t)r))
             continue;
-        gr_job_fail(job, 1, "rank %d exited with status 0%s while %u rank%s wait%s in a "
+        char name[128];
+        gr_job_fail(job, 1, "%s exited with status 0%s while %u rank%s wait%s in a "
                     "barrier that it can no longer join",
-                    r, gr_rdv_sent_fini(job->rdv, (uint32_t)r) ? " after FINI" : "",
+                    gr_rank_name(job, r, name), gr_rdv_sent_fini(job->rdv, (uint32_t)r) ? " after FINI" : "",
                     waiting, waiting == 1 ? "" : "s", waiting == 1 ? "s" : "");
         return;
     }
@@ -109,11 +110,16 @@ void gr_job_check_stuck(struct gr_job *job)
 
 int gr_job_wait_ms(const struct gr_job *job)
 {
-    double next = -1;
-    if (job->timeout_at > 0 && !job->tearing)
+    double next = gr_net_deadline(job);
+    if (job->timeout_at > 0 && !job->tearing && (next < 0 || job->timeout_at < next))
         next = job->timeout_at;
-    if (job->tearing && !job->killed)
+    if (job->tearing && !job->killed && (next < 0 || job->grace_at < next))
         next = job->grace_at;
+    if (job->unstarted > 0 && !job->tearing) {
+        double poll = gr_now() + GR_LAUNCH_POLL_S;
+        if (next < 0 || poll < next)
+            next = poll;
+    }
     if (next < 0)
         return -1;
     double ms = (next - gr_now()) * 1000.0;
@@ -123,6 +129,8 @@ int gr_job_wait_ms(const struct gr_job *job)
 void gr_job_tick(struct gr_job *job)
 {
     double now = gr_now();
+    gr_net_tick(job, now);
+    gr_launch_more(job);
     if (!job->tearing && job->timeout_at > 0 && now >= job->timeout_at) {
         gr_msg("job timed out after %s s; killing %d ranks", job->opts.timeout_arg,
                live_count(job));

@@ -58,7 +58,7 @@ static gas_status_t shm_connect(int rank, const void *addr, size_t len, gas_tl_p
     uint64_t size = gas_boot_get_u64(a + 16);
     char *base = env.seg_base;
     if (rank != env.rank) {
-        gas_status_t st = gas_al_segment_attach((pid_t)gas_boot_get_u32(a + 8),
+        gas_status_t st = gas_al_segment_attach(rank, (pid_t)gas_boot_get_u32(a + 8),
                                                 (int)gas_boot_get_u32(a + 12), size, &base);
         if (st != GAS_OK) {
             free(p);

@@ -1,0 +1,19 @@
+/*
+ * gas_hang.c - a libgas rank that initialises, says so, and then waits for
+ * ever: for tests of what ends a rank whose gasrun is gone (a rank started on
+ * another host ends when its boot connection closes: runtime/boot_watch.c).
+ * Arguments are ignored (tests pass a marker to find leftover processes).
+ */
+#include <gas.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int main(void)
+{
+    if (gas_init() != GAS_OK)
+        return 1;
+    printf("rank %d of %d up\n", gas_rank(), gas_nranks());
+    fflush(stdout);
+    for (;;)
+        pause();
+}
