@@ -15,7 +15,9 @@
  * the best algorithm measured.
  *
  * --tune FILE measures every algorithm at 8 B .. 1 MiB (x8 steps) and writes
- * the fastest per size as tuning-table rows for this job's rank count.
+ * the fastest per size as tuning-table rows for this job's rank count; the
+ * choice only changes when another algorithm is more than 5% faster, so
+ * noise between equivalent algorithms does not make rules.
  */
 #include "gas-bench.h"
 
@@ -344,6 +346,8 @@ void bench_coll_summary(struct bench *b)
 /* --tune                                                                    */
 /* ------------------------------------------------------------------------ */
 
+#define TUNE_SLACK 0.05   /* a new rule only for a gain of more than 5% */
+
 static const size_t tune_sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
 #define NTUNE (sizeof tune_sizes / sizeof tune_sizes[0])
 
@@ -425,7 +429,7 @@ int bench_coll_tune(struct bench *b, double *samples)
             if (size > c->max)
                 break;
             const char *best = NULL;
-            double best_us = 0;
+            double best_us = 0, prev_us = -1;
             for (int a = 1; gas_coll_algorithm((gas_coll_t)coll, a); a++) {
                 const char *alg = gas_coll_algorithm((gas_coll_t)coll, a);
                 if (!runnable(coll, alg))
@@ -440,8 +444,13 @@ int bench_coll_tune(struct bench *b, double *samples)
                     best = alg;
                     best_us = us;
                 }
+                if (prev && strcmp(alg, prev) == 0)
+                    prev_us = us;
             }
             bench_check(gas_coll_set_algorithm((gas_coll_t)coll, "auto"), "gas_coll_set_algorithm");
+            /* keep the current choice while it is within TUNE_SLACK of the best (less churn) */
+            if (prev && prev_us >= 0 && prev_us <= best_us * (1 + TUNE_SLACK))
+                best = prev;
             if (best && (prev == NULL || strcmp(best, prev) != 0)) {
                 /* the crossover lies between the two measured sizes: take the middle */
                 size_t from = prev == NULL ? 0 : (size_t)sqrt((double)prev_size * (double)size);
