@@ -12,7 +12,8 @@
  * move bytes of a per-rank pattern; after every batch each rank checks a
  * sample of its result (a failure is reported and makes the exit status 1).
  * At the end rank 0 prints, per collective and size, how far "auto" is from
- * the best algorithm measured.
+ * the best algorithm measured.  Result buffers are in the segment (gas_alloc),
+ * so large messages into them go zero-copy.
  *
  * --tune FILE measures every algorithm at 8 B .. 1 MiB (x8 steps) and writes
  * the fastest per size as tuning-table rows for this job's rank count; the
@@ -41,7 +42,8 @@ struct bench_coll {
     size_t max;              /* bytes per block */
     double *dsrc;            /* doubles: my rank + 1 */
     unsigned char *bsrc;     /* bytes: pattern(my rank, i) */
-    unsigned char *dst;
+    unsigned char *dst;      /* in the segment */
+    gas_ptr_t dst_ptr;
     size_t *counts;
     struct rec *recs;
     size_t nrecs, cap;
@@ -235,7 +237,11 @@ void bench_coll_setup(struct bench *b, size_t max_size)
     c->max = max_size;
     c->dsrc = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
     c->bsrc = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
-    c->dst = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
+    /* results land in the segment (gas_alloc), where collectives write them zero-copy */
+    gas_ptr_t seg_dst = GAS_NULL;
+    bench_check(gas_alloc(bytes + 4096, &seg_dst), "gas_alloc");
+    c->dst_ptr = seg_dst;
+    c->dst = (unsigned char *)(((uintptr_t)gas_ptr_local(seg_dst) + 4095) & ~(uintptr_t)4095);
     c->counts = calloc(n, sizeof *c->counts);
     if (!c->dsrc || !c->bsrc || !c->dst || !c->counts) {
         fprintf(stderr, "gas-bench: out of memory for %zu-byte collective buffers\n", bytes);
@@ -256,7 +262,7 @@ void bench_coll_fini(struct bench *b)
         return;
     free(c->dsrc);
     free(c->bsrc);
-    free(c->dst);
+    gas_dealloc(c->dst_ptr);
     free(c->counts);
     free(c->recs);
     free(c);
@@ -343,13 +349,173 @@ void bench_coll_summary(struct bench *b)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Interleaved measurement (--tune, --compare)                               */
+/* ------------------------------------------------------------------------ */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One timed batch of alg, all ranks starting together; seconds on rank 0. */
+static double timed(struct bench *b, int coll, const char *alg, size_t size, uint64_t iters)
+{
+    struct mode m = {.name = alg, .group = "cmp", .kind = KIND_LAT, .collective = 1,
+                     .batch = coll_batch, .coll = coll, .alg = alg};
+    b->cur = &m;
+    bench_check(gas_barrier(), "gas_barrier");
+    double t0 = now_s();
+    coll_batch(b, size, iters);
+    double t = now_s() - t0;
+    b->cur = NULL;
+    return t;
+}
+
+/* Rank 0's value, on every rank. */
+static uint64_t agree(uint64_t v)
+{
+    bench_check(gas_broadcast(GAS_TEAM_WORLD, &v, 1, GAS_UINT64, 0), "gas_broadcast");
+    return v;
+}
+
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, c = *(const double *)y;
+    return (a > c) - (a < c);
+}
+
+/*
+ * Time each of the nalg algorithms (with auto among them if wanted) at one
+ * size: iterations per batch calibrated per algorithm, then reps rounds in
+ * which every algorithm runs one batch in turn, so a machine that changes
+ * speed during the run affects all alike.  med_us: median us per call (rank 0).
+ */
+static void interleaved(struct bench *b, int coll, size_t size, const char *const *algs,
+                        int nalg, double *med_us)
+{
+    int reps = b->opt.reps;
+    uint64_t *iters = calloc((size_t)nalg, sizeof *iters);
+    double *smp = calloc((size_t)nalg * (size_t)reps, sizeof *smp);
+    if (iters == NULL || smp == NULL) {
+        fprintf(stderr, "gas-bench: out of memory\n");
+        exit(2);
+    }
+    for (int a = 0; a < nalg; a++) {
+        uint64_t it = 1;
+        timed(b, coll, algs[a], size, 1);   /* warm up: first touch, routes */
+        for (;;) {
+            double t = timed(b, coll, algs[a], size, it);
+            uint64_t next = 0;
+            if (t < b->opt.batch_s / 2 && it < (1u << 24))
+                next = it * (t > 0 && b->opt.batch_s / t < 64 ? (uint64_t)(b->opt.batch_s / t) + 1 : 64);
+            if ((next = agree(next)) == 0)
+                break;
+            it = next;
+        }
+        iters[a] = it;
+    }
+    for (int r = 0; r < reps; r++)
+        for (int a = 0; a < nalg; a++)
+            smp[a * reps + r] = timed(b, coll, algs[a], size, iters[a]) / (double)iters[a] * 1e6;
+    for (int a = 0; a < nalg; a++) {
+        qsort(smp + a * reps, (size_t)reps, sizeof *smp, by_value);
+        med_us[a] = smp[a * reps + reps / 2];
+    }
+    bench_check(gas_coll_set_algorithm((gas_coll_t)coll, "auto"), "gas_coll_set_algorithm");
+    free(iters);
+    free(smp);
+}
+
+/* The algorithms that can run here (auto last when with_auto); returns how many. */
+static int runnable_algs(int coll, const char **algs, int with_auto)
+{
+    int n = 0;
+    for (int a = 1; gas_coll_algorithm((gas_coll_t)coll, a) && n < 15; a++)
+        if (runnable(coll, gas_coll_algorithm((gas_coll_t)coll, a)))
+            algs[n++] = gas_coll_algorithm((gas_coll_t)coll, a);
+    if (with_auto)
+        algs[n++] = "auto";
+    return n;
+}
+
+static int listed(const char *list, const char *word)
+{
+    return bench_in_list(list, word, strlen(word));
+}
+
+/* The sizes --tune measures (x8 steps); --compare measures the same. */
+static const size_t ladder[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
+
+int bench_coll_compare(struct bench *b)
+{
+    const size_t *sizes = ladder;
+    double worst = 0, worst_auto = 0;
+    const char *worst_what = "-";
+    static char worst_buf[128];
+    if (b->rank == 0)
+        printf("gas-bench --compare: %d ranks; each algorithm and auto measured in turn, %d "
+               "rounds of ~%g ms batches, median; up to 512 B in us per call, larger in MB/s\n",
+               b->nranks, b->opt.reps, b->opt.batch_s * 1e3);
+    for (int coll = 0; coll < GAS_COLL_COUNT; coll++) {
+        const char *name = gas_coll_name((gas_coll_t)coll);
+        if (b->opt.colls && !listed(b->opt.colls, name))
+            continue;
+        const char *algs[16];
+        int nalg = runnable_algs(coll, algs, 1);
+        for (size_t si = 0; si < sizeof ladder / sizeof ladder[0]; si++) {
+            size_t size = coll == GAS_COLL_BARRIER ? 0 : sizes[si];
+            double med[16];
+            interleaved(b, coll, size, algs, nalg, med);
+            if (b->rank == 0) {
+                const char *chose = "?";
+                gas_coll_choice(GAS_TEAM_WORLD, (gas_coll_t)coll, size, &chose);
+                int best = 0, mine = -1;
+                for (int a = 0; a < nalg - 1; a++) {
+                    if (med[a] < med[best])
+                        best = a;
+                    if (strcmp(algs[a], chose) == 0)
+                        mine = a;
+                }
+                printf("%-15s %8zu B ", name, size);
+                for (int a = 0; a < nalg; a++) {
+                    if (size <= 512)
+                        printf(" %s %.2f us", algs[a], med[a]);
+                    else
+                        printf(" %s %.0f MB/s", algs[a], (double)size / med[a]);
+                    printf("%s", a + 1 < nalg ? "," : "");
+                }
+                double slower = mine >= 0 ? (med[mine] / med[best] - 1) * 100 : 0;
+                double slower_auto = (med[nalg - 1] / med[best] - 1) * 100;
+                printf("  | chosen %s: %+.1f%% vs best (%s), auto row %+.1f%%%s\n", chose,
+                       slower, algs[best], slower_auto,
+                       slower > 10 ? "  <-- more than 10% slower" : "");
+                if (slower > worst) {
+                    worst = slower;
+                    snprintf(worst_buf, sizeof worst_buf, "%s at %zu B", name, size);
+                    worst_what = worst_buf;
+                }
+                worst_auto = slower_auto > worst_auto ? slower_auto : worst_auto;
+            }
+            if (coll == GAS_COLL_BARRIER)
+                break;
+        }
+    }
+    if (b->rank == 0)
+        printf("worst case: the tuned choice is %.1f%% slower than the best algorithm (%s); "
+               "the auto rows %.1f%%\n", worst, worst_what, worst_auto);
+    return b->errors ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* --tune                                                                    */
 /* ------------------------------------------------------------------------ */
 
 #define TUNE_SLACK 0.05   /* a new rule only for a gain of more than 5% */
 
-static const size_t tune_sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
-#define NTUNE (sizeof tune_sizes / sizeof tune_sizes[0])
+#define tune_sizes ladder
+#define NTUNE (sizeof ladder / sizeof ladder[0])
 
 static void size_text(size_t v, char *buf, size_t cap)
 {
@@ -389,18 +555,6 @@ static char *kept_rows(const char *file, int n, const char *nodes)
     return out;
 }
 
-static int listed(const char *list, const char *word)
-{
-    size_t len = strlen(word);
-    for (const char *p = list; *p;) {
-        size_t n = strcspn(p, ",");
-        if (n == len && strncmp(p, word, len) == 0)
-            return 1;
-        p += n + (p[n] == ',');
-    }
-    return 0;
-}
-
 int bench_coll_tune(struct bench *b, double *samples)
 {
     struct bench_coll *c = b->coll;
@@ -429,15 +583,13 @@ int bench_coll_tune(struct bench *b, double *samples)
             if (size > c->max)
                 break;
             const char *best = NULL;
-            double best_us = 0, prev_us = -1;
-            for (int a = 1; gas_coll_algorithm((gas_coll_t)coll, a); a++) {
-                const char *alg = gas_coll_algorithm((gas_coll_t)coll, a);
-                if (!runnable(coll, alg))
-                    continue;
-                struct mode m = {.name = alg, .group = "tune", .kind = KIND_LAT, .collective = 1,
-                                 .batch = coll_batch, .coll = coll, .alg = alg};
-                bench_measure(b, &m, size, samples);
-                double us = bench_summarize(samples, b->opt.reps).median;
+            double best_us = 0, prev_us = -1, med[16];
+            const char *algs[16];
+            int nalg = runnable_algs(coll, algs, 0);
+            interleaved(b, coll, size, algs, nalg, med);
+            for (int a = 0; a < nalg; a++) {
+                const char *alg = algs[a];
+                double us = med[a];
                 if (b->rank == 0)
                     printf("  %-15s %8zu B  %-22s %12.3f us\n", name, size, alg, us);
                 if (best == NULL || us < best_us) {

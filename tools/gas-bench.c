@@ -652,8 +652,7 @@ static void print_table_head(const struct bench *b, const char *title)
            "p10", "p90", "unit", "reference", "ratio");
 }
 
-/* Is word (len bytes) one of the comma-separated items of list? */
-static int in_list(const char *list, const char *word, size_t len)
+int bench_in_list(const char *list, const char *word, size_t len)
 {
     for (const char *p = list; *p;) {
         size_t n = strcspn(p, ",");
@@ -668,7 +667,7 @@ static int selected(const struct bench *b, const struct mode *m)
 {
     const char *list = b->opt.modes;
     if (m->alg && b->opt.colls &&
-        !in_list(b->opt.colls, gas_coll_name(m->coll), strlen(gas_coll_name(m->coll))))
+        !bench_in_list(b->opt.colls, gas_coll_name(m->coll), strlen(gas_coll_name(m->coll))))
         return 0;
     if (strcmp(list, "all") == 0)
         return 1;
@@ -822,6 +821,8 @@ static void usage(FILE *f)
             "                   on this job and write the best per size to FILE as tuning\n"
             "                   table rows for this number of ranks (rows of FILE for\n"
             "                   other rank counts are kept; format: docs/collectives.md)\n"
+            "  --compare        every collective at the sizes --tune measures: each\n"
+            "                   algorithm and auto, interleaved; the tuned choice vs the best\n"
             "modes:\n");
     for (size_t i = 0; i < NMODES; i++)
         if (!modes[i].reference)
@@ -844,6 +845,7 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         { "csv", no_argument, NULL, 'c' },
         { "coll", required_argument, NULL, 'C' },
         { "tune", required_argument, NULL, 'T' },
+        { "compare", no_argument, NULL, 'K' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -897,6 +899,7 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         case 'c': o->csv = 1; break;
         case 'C': o->colls = optarg; break;
         case 'T': o->tune = optarg; break;
+        case 'K': o->compare = 1; break;
         case 'h': return 1;
         default:
             snprintf(err, errlen, "unknown or incomplete option '%s'", argv[optind - 1]);
@@ -989,7 +992,7 @@ int main(int argc, char **argv)
             coll_need = mode_max(&b, m) > coll_need ? mode_max(&b, m) : coll_need;
         need = mode_max(&b, m) > need ? mode_max(&b, m) : need;
     }
-    if (b.opt.tune)
+    if (b.opt.tune || b.opt.compare)
         coll_need = 1 << 20;
     b.blk = (need + 63) & ~(size_t)63;
     check(gas_malloc(2 * sizeof(uint64_t) * (size_t)b.nranks, &b.ctl), "gas_malloc (control)");
@@ -1019,8 +1022,8 @@ int main(int argc, char **argv)
         die("out of memory");
     if (coll_need)
         bench_coll_setup(&b, coll_need);
-    if (b.opt.tune) {
-        rc = bench_coll_tune(&b, samples);
+    if (b.opt.tune || b.opt.compare) {
+        rc = b.opt.tune ? bench_coll_tune(&b, samples) : bench_coll_compare(&b);
         bench_coll_fini(&b);
         check(gas_finalize(), "gas_finalize");
         return rc;

@@ -59,6 +59,7 @@ struct options {
     int quick, csv;
     const char *colls;         /* collectives of the coll-* modes (NULL: all) */
     const char *tune;          /* --tune FILE */
+    int compare;               /* --compare */
 };
 
 struct stats {
@@ -96,6 +97,8 @@ struct bench {
 uint64_t bench_measure(struct bench *b, const struct mode *m, size_t size, double *samples);
 struct stats bench_summarize(double *v, int n);
 void bench_check(gas_status_t s, const char *call);
+/* Is word (len bytes) one of the comma-separated items of list? */
+int bench_in_list(const char *list, const char *word, size_t len);
 
 /*
  * Collective modes: rows "coll:alg" (8-byte latency, group coll-lat) and
@@ -112,5 +115,7 @@ void bench_coll_record(struct bench *b, const struct mode *m, size_t size, doubl
 void bench_coll_summary(struct bench *b);
 /* --tune FILE: measure every algorithm at a ladder of sizes, write the table. */
 int bench_coll_tune(struct bench *b, double *samples);
+/* --compare: each algorithm and auto, interleaved, at the sizes --tune measures. */
+int bench_coll_compare(struct bench *b);
 
 #endif

@@ -99,13 +99,34 @@ gas_status_t gas_co_bcast_scatter_allgather(struct gas_co_sched *s, const struct
  *             relative order on inner members and at a root other than 0)
  *  linear     the root exchanges with every member directly, all at once
  */
+/* Blocks of members in relative order <-> team order: the two copies of a rotation by root. */
+static void rotate(struct gas_co_sched *s, char *dst, const char *src, int n, int root,
+                   size_t blk, int to_team_order)
+{
+    size_t head = (size_t)(n - root) * blk, rest = (size_t)root * blk;
+    if (to_team_order) {
+        gas_co_copy(s, dst + rest, src, head);
+        gas_co_copy(s, dst, src + head, rest);
+    } else {
+        gas_co_copy(s, dst, src + rest, head);
+        gas_co_copy(s, dst + head, src, rest);
+    }
+}
+
+/* Size of the subtree under relative member vr (mask: its lowest set bit). */
+static int subtree(int vr, int n, int *mask_p)
+{
+    int mask = low_bit(vr, n);
+    *mask_p = mask;
+    return vr == 0 ? n : (mask < n - vr ? mask : n - vr);
+}
+
 gas_status_t gas_co_gather_binomial(struct gas_co_sched *s, const struct gas_co_grp *g,
                                     const struct gas_co_args *a)
 {
-    int n = g->n, vr = (g->me - a->root + n) % n;
+    int n = g->n, vr = (g->me - a->root + n) % n, mask;
     size_t blk = a->count * a->es;
-    int mask = low_bit(vr, n);
-    int sub = vr == 0 ? n : (mask < n - vr ? mask : n - vr);
+    int sub = subtree(vr, n, &mask);
     char *buf;
     if (sub == 1)
         buf = (char *)a->src;
@@ -123,9 +144,7 @@ gas_status_t gas_co_gather_binomial(struct gas_co_sched *s, const struct gas_co_
         gas_co_send(s, REL(g, a, vr - mask), buf, (size_t)sub * blk);
         gas_co_round(s);
     } else if (buf != a->dst) {
-        size_t head = (size_t)(n - a->root) * blk;
-        gas_co_copy(s, a->dst + (size_t)a->root * blk, buf, head);
-        gas_co_copy(s, a->dst, buf + head, (size_t)a->root * blk);
+        rotate(s, a->dst, buf, n, a->root, blk, 1);
     }
     return GAS_OK;
 }
@@ -150,10 +169,9 @@ gas_status_t gas_co_gather_linear(struct gas_co_sched *s, const struct gas_co_gr
 gas_status_t gas_co_scatter_binomial(struct gas_co_sched *s, const struct gas_co_grp *g,
                                      const struct gas_co_args *a)
 {
-    int n = g->n, vr = (g->me - a->root + n) % n;
+    int n = g->n, vr = (g->me - a->root + n) % n, mask;
     size_t blk = a->count * a->es;
-    int mask = low_bit(vr, n);
-    int sub = vr == 0 ? n : (mask < n - vr ? mask : n - vr);
+    int sub = subtree(vr, n, &mask);
     const char *buf;
     if (vr == 0) {
         if (a->root == 0) {
@@ -162,9 +180,7 @@ gas_status_t gas_co_scatter_binomial(struct gas_co_sched *s, const struct gas_co
             char *t = gas_co_tmp(s, (size_t)n * blk);
             if (t == NULL)
                 return s->status;
-            size_t head = (size_t)(n - a->root) * blk;
-            gas_co_copy(s, t, a->src + (size_t)a->root * blk, head);
-            gas_co_copy(s, t + head, a->src, (size_t)a->root * blk);
+            rotate(s, t, a->src, n, a->root, blk, 0);
             buf = t;
         }
     } else {

@@ -52,6 +52,15 @@ static gas_status_t groups(struct gas_co_sched *s, int root, struct hier *h)
     return GAS_OK;
 }
 
+/* The groups, the message's bytes and a copy of the arguments to adjust per stage. */
+static gas_status_t stage_args(struct gas_co_sched *s, int root, const struct gas_co_args *a,
+                               struct hier *h, struct gas_co_args *b, size_t *bytes_p)
+{
+    *b = *a;
+    *bytes_p = a->count * a->es;
+    return groups(s, root, h);
+}
+
 gas_status_t gas_co_barrier_hier(struct gas_co_sched *s, const struct gas_co_grp *g,
                                  const struct gas_co_args *a)
 {
@@ -83,10 +92,10 @@ gas_status_t gas_co_bcast_hier(struct gas_co_sched *s, const struct gas_co_grp *
                                const struct gas_co_args *a)
 {
     struct hier h;
-    if (groups(s, a->root, &h) != GAS_OK)
+    struct gas_co_args b;
+    size_t bytes;
+    if (stage_args(s, a->root, a, &h, &b, &bytes) != GAS_OK)
         return s->status;
-    size_t bytes = a->count * a->es;
-    struct gas_co_args b = *a;
     gas_status_t st = GAS_OK;
     if (h.leaders.me >= 0) {
         b.root = h.root_node;
@@ -103,10 +112,10 @@ gas_status_t gas_co_reduce_hier(struct gas_co_sched *s, const struct gas_co_grp 
                                 const struct gas_co_args *a)
 {
     struct hier h;
-    if (groups(s, a->root, &h) != GAS_OK)
+    struct gas_co_args b;
+    size_t bytes;
+    if (stage_args(s, a->root, a, &h, &b, &bytes) != GAS_OK)
         return s->status;
-    size_t bytes = a->count * a->es;
-    struct gas_co_args b = *a;
     int is_root = s->team->rank == a->root;
     /* node stage: into dst at the root, a temporary at the other leaders */
     if (h.leaders.me >= 0 && !is_root && (b.dst = gas_co_tmp(s, bytes)) == NULL)
@@ -127,10 +136,10 @@ gas_status_t gas_co_allreduce_hier(struct gas_co_sched *s, const struct gas_co_g
                                    const struct gas_co_args *a)
 {
     struct hier h;
-    if (groups(s, -1, &h) != GAS_OK)
+    struct gas_co_args b;
+    size_t bytes;
+    if (stage_args(s, -1, a, &h, &b, &bytes) != GAS_OK)
         return s->status;
-    size_t bytes = a->count * a->es;
-    struct gas_co_args b = *a;
     b.root = h.local_root;
     gas_status_t st = gas_co_build_sub(s, GAS_COLL_REDUCE, &h.node, &b, bytes, 0);
     gas_co_round(s);

@@ -55,6 +55,17 @@ static gas_status_t bytes_of(struct call *c, size_t n, size_t mult, size_t *byte
     return GAS_OK;
 }
 
+/* check_common, then the bytes of one block (c->bytes) and of one per member (*all_p). */
+static gas_status_t check_blocks(struct call *c, size_t count, size_t *all_p)
+{
+    gas_status_t st = check_common(c);
+    if (st == GAS_OK)
+        st = bytes_of(c, count, 1, &c->bytes);
+    if (st == GAS_OK)
+        st = bytes_of(c, count, (size_t)c->team->size, all_p);
+    return st;
+}
+
 static gas_status_t need(struct call *c, const void *p, size_t bytes, const char *what)
 {
     if (bytes > 0 && p == NULL)
@@ -200,12 +211,8 @@ GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const voi
 {
     struct call c = {.name = "gas_reduce_scatter", .team = team, .coll = GAS_COLL_REDUCE_SCATTER,
                      .type = type, .op = op, .reduces = 1, .root = -1, .hashcount = count};
-    gas_status_t st = check_common(&c);
     size_t all = 0;
-    if (st == GAS_OK)
-        st = bytes_of(&c, count, 1, &c.bytes);
-    if (st == GAS_OK)
-        st = bytes_of(&c, count, (size_t)team->size, &all);
+    gas_status_t st = check_blocks(&c, count, &all);
     if (st != GAS_OK)
         return st;
     if (src == GAS_IN_PLACE)
@@ -223,12 +230,8 @@ static gas_status_t blocked(const char *name, gas_coll_t coll, gas_team_t team, 
 {
     struct call c = {.name = name, .team = team, .coll = coll, .type = type, .rooted = rooted,
                      .root = rooted ? root : -1, .hashcount = count};
-    gas_status_t st = check_common(&c);
     size_t all = 0;
-    if (st == GAS_OK)
-        st = bytes_of(&c, count, 1, &c.bytes);
-    if (st == GAS_OK)
-        st = bytes_of(&c, count, (size_t)team->size, &all);
+    gas_status_t st = check_blocks(&c, count, &all);
     if (st != GAS_OK)
         return st;
     int me = team->rank, is_root = !rooted || me == root;

@@ -15,6 +15,7 @@
  * and from a runtime progress hook that every libgas wait drives.
  */
 #include "coll.h"
+#include "alloc/arena.h"
 #include "runtime/wait.h"
 
 #include <stdio.h>
@@ -55,12 +56,21 @@ struct gas_co_sched *gas_co_sched_new(const char *callname, gas_team_t t, gas_co
     return s;
 }
 
+static void tmp_free(void *p)
+{
+    const char *seg = gas_gs.seg.base;
+    if ((const char *)p >= seg && (const char *)p < seg + gas_gs.seg.size)
+        gas_al_arena_free(p);
+    else
+        free(p);
+}
+
 void gas_co_sched_free(struct gas_co_sched *s)
 {
     if (s == NULL)
         return;
     for (size_t i = 0; i < s->ntmps; i++)
-        free(s->tmps[i]);
+        tmp_free(s->tmps[i]);
     free(s->tmps);
     free(s->ops);
     free(s->round_end);
@@ -156,7 +166,11 @@ void *gas_co_tmp(struct gas_co_sched *s, size_t len)
         s->tmps = n;
         s->tcap = ncap;
     }
-    void *p = malloc(len ? len : 1);
+    /* Large temporaries live in the segment, so messages into them can go zero-copy. */
+    int why = 0;
+    void *p = gas_co_zcopy_min && len >= gas_co_zcopy_min ? gas_al_arena_alloc(len, &why) : NULL;
+    if (p == NULL)
+        p = malloc(len ? len : 1);
     if (p == NULL) {
         nomem(s);
         return NULL;

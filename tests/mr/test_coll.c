@@ -8,8 +8,9 @@
  * the node team; a strided team of one.  On each: barrier, broadcast,
  * reduce, allreduce, reduce-scatter, allgather(v), alltoall(v), gather and
  * scatter with every algorithm forced in turn (then "auto", the tuning
- * table), at element counts 0, 1, odd ones and just under/over every
- * crossover of the table, and a large one.  Every type x op pair is run at
+ * table), at element counts 0, 1, odd ones, just under and over every
+ * crossover that the table has for that collective on that team (found with
+ * gas_coll_choice), and a large one.  Every type x op pair is run at
  * the small counts; larger counts rotate through them (a full cross product
  * at every size would take minutes at 8 ranks on 2 cores).
  *
@@ -432,10 +433,40 @@ static void t_alltoall(const struct tteam *tt, const char *alg, gas_dtype_t t, s
     free(sc); free(sd); free(rc); free(rd); free(src); free(dst);
 }
 
-/* Counts to try for element size es: small ones, both sides of every table crossover, large. */
-static size_t counts_for(size_t es, size_t *out, int large)
+/*
+ * The byte sizes (up to 1 MiB) where the tuning table's choice for coll on
+ * this team changes: found with gas_coll_choice, doubling then bisecting.
+ */
+static size_t crossovers(const struct tteam *tt, gas_coll_t c, size_t *out, size_t cap)
 {
-    static const size_t cross[] = {1024, 16384, 65536};
+    size_t k = 0;
+    const char *prev = NULL, *cur = NULL;
+    MUST(gas_coll_choice(tt->team, c, 1, &prev));
+    for (size_t b = 2; b <= ((size_t)1 << 20) && k < cap; b *= 2, prev = cur) {
+        MUST(gas_coll_choice(tt->team, c, b, &cur));
+        if (strcmp(cur, prev) == 0)
+            continue;
+        size_t lo = b / 2, hi = b;   /* choice(lo) == prev, choice(hi) != prev */
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            const char *m = NULL;
+            MUST(gas_coll_choice(tt->team, c, mid, &m));
+            if (strcmp(m, prev) == 0)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        out[k++] = hi;
+    }
+    return k;
+}
+
+/*
+ * Counts to try for element size es: small ones, then both sides of every
+ * crossover of the table (cross, in bytes), and a large one.
+ */
+static size_t counts_for(size_t es, size_t *out, int large, const size_t *cross, size_t ncross)
+{
     size_t k = 0;
     out[k++] = 0;
     out[k++] = 1;
@@ -443,9 +474,12 @@ static size_t counts_for(size_t es, size_t *out, int large)
     out[k++] = 33;
     if (quick)
         return k;
-    for (size_t i = 0; i < sizeof cross / sizeof cross[0]; i++) {
-        out[k++] = cross[i] / es - 1;
-        out[k++] = cross[i] / es + 1;
+    for (size_t i = 0; i < ncross; i++) {
+        size_t e = cross[i] / es;
+        if (e > 34)
+            out[k++] = e - 1;
+        if (e + 1 > 34)
+            out[k++] = e + 1;
     }
     if (large)
         out[k++] = (1u << 20) / es + 3;
@@ -459,8 +493,9 @@ static int small_count(size_t c)
 
 static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
 {
-    size_t cs[16];
+    size_t cs[64], cross[24];
     for (int coll = 0; coll < GAS_COLL_COUNT; coll++) {
+        size_t ncross = crossovers(tt, (gas_coll_t)coll, cross, 24);
         for (int ai = 1;; ai++) {
             /* every algorithm in turn, then auto (the tuning table) */
             const char *alg = gas_coll_algorithm((gas_coll_t)coll, ai);
@@ -476,7 +511,7 @@ static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
                 break;
             case GAS_COLL_BROADCAST:
                 for (int ti = 0; ti < NTYPES; ti++) {
-                    size_t nc = counts_for(gas_dtype_size(all_types[ti]), cs, ti == 9 || ti == 1);
+                    size_t nc = counts_for(gas_dtype_size(all_types[ti]), cs, ti == 9 || ti == 1, cross, ncross);
                     for (size_t k = 0; k < nc; k++)
                         if (small_count(cs[k]) || rot++ % 3 == 0)
                             t_bcast(tt, alg, all_types[ti], cs[k], (int)((k + ti) % (size_t)tt->n));
@@ -487,7 +522,7 @@ static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
             case GAS_COLL_REDUCE_SCATTER:
                 for (int ti = 0; ti < NTYPES; ti++) {
                     gas_dtype_t t = all_types[ti];
-                    size_t nc = counts_for(gas_dtype_size(t), cs, coll != GAS_COLL_REDUCE_SCATTER && (ti == 9 || ti == 6));
+                    size_t nc = counts_for(gas_dtype_size(t), cs, coll != GAS_COLL_REDUCE_SCATTER && (ti == 9 || ti == 6), cross, ncross);
                     for (int op = 0; op < GAS_OP_COUNT; op++) {
                         if (is_float(t) && op >= GAS_OP_BAND)
                             continue;
@@ -495,7 +530,7 @@ static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
                             if (!small_count(cs[k]) && (rot++ % 16) != 0)
                                 continue;
                             if (coll == GAS_COLL_REDUCE_SCATTER)
-                                t_reduce_scatter(tt, alg, t, (gas_redop_t)op, cs[k] / 4 + (cs[k] & 1), k == 3);
+                                t_reduce_scatter(tt, alg, t, (gas_redop_t)op, cs[k], k == 3);
                             else
                                 t_reduce(tt, alg, t, (gas_redop_t)op, cs[k], (int)((k + op) % (size_t)tt->n),
                                          coll == GAS_COLL_ALLREDUCE, k == 3 && op < 2);
@@ -506,9 +541,9 @@ static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
             default: {
                 static const gas_dtype_t mt[] = {GAS_UINT8, GAS_INT16, GAS_FLOAT, GAS_DOUBLE};
                 for (int ti = 0; ti < 4; ti++) {
-                    size_t nc = counts_for(gas_dtype_size(mt[ti]), cs, ti == 0);
+                    size_t nc = counts_for(gas_dtype_size(mt[ti]), cs, ti == 0, cross, ncross);
                     for (size_t k = 0; k < nc; k++) {
-                        size_t c = cs[k] / (coll == GAS_COLL_ALLGATHER || coll == GAS_COLL_ALLGATHERV ? 1 : 2);
+                        size_t c = cs[k];
                         int root = (int)((k + ti) % (size_t)tt->n);
                         if (coll == GAS_COLL_ALLGATHER)
                             t_allgather(tt, alg, mt[ti], c, 0, -1, k == 2);
