@@ -314,7 +314,7 @@ void bench_coll_summary(struct bench *b)
     if (c == NULL || c->nrecs == 0)
         return;
     const char *pre = b->opt.csv ? "# " : "";
-    printf("\n%stuned choice vs the best algorithm, per collective and size (slower by: the "
+    fprintf(b->txt, "\n%stuned choice vs the best algorithm, per collective and size (slower by: the "
            "chosen algorithm's row / the auto row)\n", pre);
     double worst = 0, worst_auto = 0;
     for (size_t i = 0; i < c->nrecs; i++) {
@@ -339,25 +339,18 @@ void bench_coll_summary(struct bench *b)
         worst = slower > worst ? slower : worst;
         worst_auto = slower_auto > worst_auto ? slower_auto : worst_auto;
         const char *unit = a->m->kind == KIND_LAT ? "us" : "MB/s";
-        printf("%s%-15s %8zu B  chosen %-20s %10.2f %-4s  best %-20s %10.2f  %5.1f%% / %5.1f%%%s\n",
+        fprintf(b->txt, "%s%-15s %8zu B  chosen %-20s %10.2f %-4s  best %-20s %10.2f  %5.1f%% / %5.1f%%%s\n",
                pre, gas_coll_name((gas_coll_t)a->m->coll), a->size, chose, mine->median, unit,
                best->m->alg, best->median, slower, slower_auto,
                slower > 10 ? "  <-- chosen more than 10% slower" : "");
     }
-    printf("%sworst case: the chosen algorithm is %.1f%% slower than the best (the auto rows: %.1f%%)\n",
+    fprintf(b->txt, "%sworst case: the chosen algorithm is %.1f%% slower than the best (the auto rows: %.1f%%)\n",
            pre, worst, worst_auto);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Interleaved measurement (--tune, --compare)                               */
 /* ------------------------------------------------------------------------ */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* One timed batch of alg, all ranks starting together; seconds on rank 0. */
 static double timed(struct bench *b, int coll, const char *alg, size_t size, uint64_t iters)
@@ -366,9 +359,9 @@ static double timed(struct bench *b, int coll, const char *alg, size_t size, uin
                      .batch = coll_batch, .coll = coll, .alg = alg};
     b->cur = &m;
     bench_check(gas_barrier(), "gas_barrier");
-    double t0 = now_s();
+    double t0 = bench_now_s();
     coll_batch(b, size, iters);
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     b->cur = NULL;
     return t;
 }

@@ -11,7 +11,9 @@ $(BUILD)/bin/gas-info: $(BUILD)/obj/tools/gas-info.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(LINK_PROG)
 
-$(BUILD)/bin/gas-bench: $(BUILD)/obj/tools/gas-bench.o $(BUILD)/obj/tools/bench_coll.o $(LIBA)
+GAS_BENCH_SRCS := tools/gas-bench.c tools/bench_util.c tools/bench_ref.c tools/bench_rma.c \
+                  tools/bench_coll.c tools/bench_out.c tools/bench_svg.c
+$(BUILD)/bin/gas-bench: $(GAS_BENCH_SRCS:%.c=$(BUILD)/obj/%.o) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(LINK_PROG)
 
