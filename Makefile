@@ -4,6 +4,7 @@
 #   make deps       install the Debian packages the build needs (as root)
 #   make demo       deps + build + run a multi-rank example through gasrun
 #   make test       deps + build + run every test (ends "N passed, M failed")
+#   make bench      the gas-bench standard set -> docs/performance.md (long)
 #   make install PREFIX=/usr/local
 
 PREFIX  ?= /usr/local
@@ -83,6 +84,10 @@ demo: deps
 test: deps
 	@$(MAKE) --no-print-directory all tests
 	@bash tests/run-tests.sh
+
+# The standard benchmark set: docs/performance.md and docs/perf/*.svg (minutes).
+bench: all
+	@bash tools/make-bench.sh
 
 docs: $(BUILD)/bin/gas-info
 	$(BUILD)/bin/gas-info --config-markdown > docs/config.md

@@ -1,6 +1,6 @@
 /*
  * bench_out.c - gas-bench's output: the header, the aligned table (or --csv),
- * a progress line for long sweeps, and after the run --json and --plot.
+ * a progress line for long sweeps, and after the run --json, --md and --plot.
  *
  * Every row is kept (b->rows) with its reference and ratio, so the JSON
  * document and the plot carry exactly what the table printed.  With
@@ -216,9 +216,47 @@ static void json_write(const struct bench *b, FILE *f, double elapsed_s)
             (unsigned long long)b->points, (unsigned long long)b->errors, elapsed_s);
 }
 
+/* A markdown table of the rows (docs/performance.md is made of these). */
+static int md_write(const struct bench *b, const char *file)
+{
+    FILE *f = fopen(file, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f, "%d ranks, transport %s, %s, host %s (%d CPUs), %d batches of ~%g ms per point%s\n\n",
+            b->nranks, transport_name(), date, host, ncpu, b->opt.reps, b->opt.batch_s * 1e3,
+            b->opt.quick ? " (--quick: not a measurement)" : "");
+    fprintf(f, "| mode | size | median | p10 | p90 | unit | reference | ratio |\n"
+               "| --- | ---: | ---: | ---: | ---: | --- | --- | ---: |\n");
+    for (size_t i = 0; i < b->nrows; i++) {
+        const struct row *r = &b->rows[i];
+        char sz[32], ref[64] = "-", ratio[32] = "-";
+        const char *fmt = r->m->kind == KIND_LAT ? "| %s | %s | %.3f | %.3f | %.3f | %s | %s | %s |\n"
+                                                 : "| %s | %s | %.1f | %.1f | %.1f | %s | %s | %s |\n";
+        if (r->m->sized || r->m->fixed_size)
+            bench_size_str(r->size, sz, sizeof sz);
+        else
+            strcpy(sz, "-");
+        if (r->ref_name) {
+            snprintf(ref, sizeof ref, "%s %.*f", r->ref_name, r->m->kind == KIND_LAT ? 3 : 0, r->ref);
+            snprintf(ratio, sizeof ratio, r->m->kind == KIND_LAT ? "%.2fx" : "%.1f%%", r->ratio);
+        }
+        fprintf(f, fmt, r->m->name, sz, r->s.median, r->s.p10, r->s.p90, unit_of(r->m), ref, ratio);
+    }
+    if (b->rtt_end_us > 0)
+        fprintf(f, "\nCache-line round trip at the end of the run: %.3f us (start %.3f us)%s\n",
+                b->rtt_end_us, b->rtt_us.median,
+                b->rtt_end_us > 1.5 * b->rtt_us.median || b->rtt_end_us < b->rtt_us.median / 1.5
+                    ? ": the machine changed during the run" : "");
+    return fclose(f) == 0 ? 0 : -1;
+}
+
 int bench_out_finish(struct bench *b, double elapsed_s)
 {
     int rc = 0;
+    if (b->opt.md && md_write(b, b->opt.md) < 0) {
+        fprintf(stderr, "gas-bench: cannot write %s\n", b->opt.md);
+        rc = -1;
+    }
     if (b->opt.json) {
         int to_stdout = strcmp(b->opt.json, "-") == 0;
         FILE *f = to_stdout ? stdout : fopen(b->opt.json, "w");

@@ -4,7 +4,7 @@
  *
  *   gasrun -n 2 gas-bench [--mode LIST|all] [--min-size S] [--max-size S]
  *                         [--reps N] [--warmup N] [--window N] [--batch-ms MS]
- *                         [--quick] [--csv] [--json[=FILE]] [--plot FILE.svg]
+ *                         [--quick] [--csv] [--json[=FILE]] [--plot FILE.svg] [--md FILE]
  *
  * Rank 0 drives and prints; rank 1 is the target of every transfer; further
  * ranks only take part in barriers (and in the barrier and collective modes).
@@ -328,6 +328,7 @@ static void usage(FILE *f)
             "  --json[=FILE]    a JSON document of every row (header, references, ratios)\n"
             "                   to FILE, or to stdout with the table moved to stderr\n"
             "  --plot FILE.svg  latency and bandwidth curves of the run as an SVG\n"
+            "  --md FILE        the rows as a markdown table (make bench uses it)\n"
             "  --progress       a progress line on stderr (default: when it is a terminal);\n"
             "  --no-progress    never\n"
             "  --udp-ref        measure the raw UDP references (default with\n"
@@ -362,6 +363,7 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         { "csv", no_argument, NULL, 'c' },
         { "json", optional_argument, NULL, 'j' },
         { "plot", required_argument, NULL, 'p' },
+        { "md", required_argument, NULL, 'M' },
         { "progress", no_argument, NULL, 'P' },
         { "no-progress", no_argument, NULL, 'N' },
         { "udp-ref", no_argument, NULL, 'U' },
@@ -421,6 +423,7 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         case 'c': o->csv = 1; break;
         case 'j': o->json = optarg ? optarg : "-"; break;
         case 'p': o->plot = optarg; break;
+        case 'M': o->md = optarg; break;
         case 'P': o->progress = 1; break;
         case 'N': o->progress = 0; break;
         case 'U': o->udp_ref = 1; break;

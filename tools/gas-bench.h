@@ -74,6 +74,7 @@ struct options {
     int quick, csv;
     const char *json;          /* --json[=FILE]: "-" for stdout */
     const char *plot;          /* --plot FILE.svg */
+    const char *md;            /* --md FILE: the rows as a markdown table */
     int progress;              /* -1: when stderr is a terminal */
     int udp_ref;               /* --udp-ref */
     const char *colls;         /* collectives of the coll-* modes (NULL: all) */

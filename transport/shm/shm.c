@@ -199,3 +199,6 @@ const struct gas_tl_ops gas_shm_ops = {
     .disconnect = shm_disconnect,
     .fini = shm_fini,
 };
+
+/* For gas-bench-scale: what each contacted peer costs this transport. */
+const size_t gas_shm_peer_bytes = sizeof(struct shm_peer);
