@@ -4,6 +4,7 @@
 #   make deps       install the Debian packages the build needs (as root)
 #   make demo       deps + build + run a multi-rank example through gasrun
 #   make test       deps + build + run every test (ends "N passed, M failed")
+#   make bench      the gas-bench standard set -> docs/performance.md (long)
 #   make install PREFIX=/usr/local
 
 PREFIX  ?= /usr/local
@@ -18,7 +19,7 @@ WARN      := -Wall -Wextra -Wstrict-prototypes -Wmissing-field-initializers -Wsh
              -Wno-unused-parameter
 CPPFLAGS  += -D_GNU_SOURCE -Iinclude -I.
 CFLAGS    += -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP $(EXTRA_CFLAGS)
-LDLIBS    += -lpthread -lrt -lm
+LDLIBS    += -ljemalloc -lnuma -lpthread -lrt -lm
 
 # Optional features, found once per build.
 HAVE_IBVERBS := $(shell echo 'int main(void){return 0;}' | $(CC) -x c -include infiniband/verbs.h \
@@ -83,6 +84,10 @@ demo: deps
 test: deps
 	@$(MAKE) --no-print-directory all tests
 	@bash tests/run-tests.sh
+
+# The standard benchmark set: docs/performance.md and docs/perf/*.svg (minutes).
+bench: all
+	@bash tools/make-bench.sh
 
 docs: $(BUILD)/bin/gas-info
 	$(BUILD)/bin/gas-info --config-markdown > docs/config.md

@@ -116,6 +116,64 @@ gas_status_t gas_al_heap_free(struct gas_al_heap *h, uint64_t off)
     return GAS_OK;
 }
 
+/* The free range that ends at h->end, or NULL. */
+static struct gas_al_range *top_free(const struct gas_al_heap *h)
+{
+    if (h->nfree == 0)
+        return NULL;
+    struct gas_al_range *f = &h->free[h->nfree - 1];
+    return f->off + f->len == h->end ? f : NULL;
+}
+
+gas_status_t gas_al_heap_need_end(const struct gas_al_heap *h, uint64_t len, uint64_t align,
+                                  uint64_t *end_p)
+{
+    if (len == 0 || align == 0 || (align & (align - 1)) != 0)
+        return GAS_ERR_INVALID;
+    const struct gas_al_range *f = top_free(h);
+    uint64_t from = f ? f->off : h->end;
+    if (from > UINT64_MAX - (align - 1))
+        return GAS_ERR_OVERFLOW;
+    uint64_t a = (from + align - 1) & ~(align - 1);
+    if (a > UINT64_MAX - len)
+        return GAS_ERR_OVERFLOW;
+    *end_p = a + len > h->end ? a + len : h->end;
+    return GAS_OK;
+}
+
+gas_status_t gas_al_heap_set_end(struct gas_al_heap *h, uint64_t new_end)
+{
+    if (new_end < h->start)
+        return GAS_ERR_INVALID;
+    struct gas_al_range *f = top_free(h);
+    if (new_end >= h->end) {
+        if (new_end == h->end)
+            return GAS_OK;
+        if (f) {
+            f->len += new_end - h->end;
+        } else {
+            if (grow(&h->free, &h->free_cap, h->nfree + 1) != 0)
+                return GAS_ERR_NOMEM;
+            h->free[h->nfree++] = (struct gas_al_range){h->end, new_end - h->end};
+        }
+        h->end = new_end;
+        return GAS_OK;
+    }
+    if (f == NULL || f->off > new_end)
+        return GAS_ERR_INVALID;
+    f->len = new_end - f->off;
+    if (f->len == 0)
+        h->nfree--;
+    h->end = new_end;
+    return GAS_OK;
+}
+
+uint64_t gas_al_heap_top(const struct gas_al_heap *h)
+{
+    /* used[] is sorted by offset and disjoint: the last one ends highest. */
+    return h->nused ? h->used[h->nused - 1].off + h->used[h->nused - 1].len : h->start;
+}
+
 void gas_al_heap_stats(const struct gas_al_heap *h, uint64_t *free_p, uint64_t *largest_p,
                        uint64_t *used_p)
 {

@@ -1,2 +1,3 @@
-# alloc/: the per-rank segment and the symmetric heap.
+# alloc/: the per-rank segment (limits, placement, SIGBUS report), the symmetric heap,
+# the heap/arena boundary and the jemalloc arenas.
 LIB_SRCS += $(wildcard alloc/*.c)

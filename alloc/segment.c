@@ -1,86 +1,174 @@
 /* segment.c - creating and mapping segments (see segment.h). */
 #include "segment.h"
+#include "fault.h"
+#include "limits.h"
+#include "place.h"
 #include "runtime/error.h"
+#include "runtime/log.h"
+#include "runtime/topo.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-static uint64_t page_round(uint64_t n)
+/* An unnamed file in dir; a named one unlinked at once where O_TMPFILE is not supported. */
+static int dir_file(const struct gas_al_seg_opts *o)
 {
-    uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
-    return (n + pg - 1) / pg * pg;
+    int fd = open(o->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+        return fd;
+    char path[512];
+    snprintf(path, sizeof path, "%s/gas-%08x-r%d-%d", o->dir, (unsigned)o->job_id, o->rank,
+             (int)getpid());
+    fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        unlink(path);
+    return fd;
 }
 
-gas_status_t gas_al_segment_create(int rank, uint64_t size, struct gas_al_segment *seg_p)
+gas_status_t gas_al_segment_create(const struct gas_al_seg_opts *o, struct gas_al_segment *seg_p)
 {
+    const struct gas_al_place *pl = o->place;
+    uint64_t size = o->size;
+    char sz[32];
+    gas_rt_format_bytes(sz, sizeof sz, size);
     if (size < GAS_AL_SEG_MIN_BYTES)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init",
                             "GAS_SEGMENT_SIZE=%llu is below the minimum of %u bytes",
                             (unsigned long long)size, GAS_AL_SEG_MIN_BYTES);
-    size = page_round(size);
-    char name[32];
-    snprintf(name, sizeof name, "gas-seg-r%d", rank);
-    int fd = memfd_create(name, MFD_CLOEXEC);
+    int fd;
+    const char *what;
+    if (o->dir && *o->dir) {
+        fd = dir_file(o);
+        what = "creating the segment file in GAS_SEGMENT_DIR";
+    } else {
+        char name[32];
+        snprintf(name, sizeof name, "gas-seg-r%d", o->rank);
+        fd = memfd_create(name, MFD_CLOEXEC | (pl->hugetlb ? MFD_HUGETLB : 0));
+        what = "memfd_create for the segment";
+    }
     if (fd < 0)
-        return gas_rt_error(GAS_ERR_IO, "gas_init", "memfd_create for the segment failed: %s",
-                            strerror(errno));
+        return gas_rt_error(GAS_ERR_IO, "gas_init", "%s failed: %s", what, strerror(errno));
     if (ftruncate(fd, (off_t)size) != 0) {
         gas_status_t st = gas_rt_error(GAS_ERR_NOSPACE, "gas_init",
-                                       "cannot size the segment to %llu bytes: %s; lower GAS_SEGMENT_SIZE",
-                                       (unsigned long long)size, strerror(errno));
+                                       "cannot size the segment to %s: %s; lower GAS_SEGMENT_SIZE",
+                                       sz, strerror(errno));
         close(fd);
         return st;
     }
     void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     if (base == MAP_FAILED) {
         gas_status_t st = gas_rt_error(GAS_ERR_NOMEM, "gas_init",
-                                       "cannot map a %llu-byte segment: %s; lower GAS_SEGMENT_SIZE",
-                                       (unsigned long long)size, strerror(errno));
+                                       "cannot map a %s segment: %s; lower GAS_SEGMENT_SIZE",
+                                       sz, strerror(errno));
         close(fd);
         return st;
     }
+    gas_status_t st = gas_al_place_apply(pl, base, size);
+    if (st != GAS_OK) {
+        munmap(base, size);
+        close(fd);
+        return st;
+    }
+    gas_al_fault_track(base, size, o->rank);
+    /* The first touch: the header page, under the policy just set. */
     struct gas_al_seg_hdr *hdr = gas_al_seg_hdr(base);
-    hdr->rank = rank;
+    hdr->rank = o->rank;
     hdr->size = size;
+    hdr->flags = pl->advice == MADV_HUGEPAGE ? GAS_AL_SEG_F_HUGE
+               : pl->advice == MADV_NOHUGEPAGE ? GAS_AL_SEG_F_NOHUGE : 0;
     __atomic_store_n(&hdr->magic, GAS_AL_SEG_MAGIC, __ATOMIC_RELEASE);
-    *seg_p = (struct gas_al_segment){.fd = fd, .base = base, .size = size};
+    *seg_p = (struct gas_al_segment){.fd = fd, .base = base, .size = size, .hugetlb = pl->hugetlb};
     return GAS_OK;
 }
 
-gas_status_t gas_al_segment_attach(pid_t pid, int fd, uint64_t size, char **base_p)
+gas_status_t gas_al_segment_attach(int owner, pid_t pid, int fd, uint64_t size, char **base_p)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
     int pfd = open(path, O_RDWR | O_CLOEXEC);
     if (pfd < 0)
-        return gas_rt_error(GAS_ERR_PEER, "connect", "cannot open %s (a peer's segment): %s",
-                            path, strerror(errno));
+        return gas_rt_error(GAS_ERR_PEER, "connect", "cannot open %s (rank %d's segment): %s",
+                            path, owner, strerror(errno));
     void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, pfd, 0);
     int err = errno;
     close(pfd);
-    if (base == MAP_FAILED)
-        return gas_rt_error(GAS_ERR_NOMEM, "connect", "cannot map a peer's %llu-byte segment: %s",
-                            (unsigned long long)size, strerror(err));
+    if (base == MAP_FAILED) {
+        char sz[32];
+        gas_rt_format_bytes(sz, sizeof sz, size);
+        return gas_rt_error(GAS_ERR_NOMEM, "connect",
+                            "cannot map rank %d's %s segment: %s; every rank maps the whole "
+                            "segment of each rank on its node, lower GAS_SEGMENT_SIZE",
+                            owner, sz, strerror(err));
+    }
+    /* Repeat the owner's huge-page advice, so first touches from here get the same pages. */
+    uint32_t flags = gas_al_seg_hdr(base)->flags;
+    if (flags & GAS_AL_SEG_F_HUGE)
+        madvise(base, size, MADV_HUGEPAGE);
+    else if (flags & GAS_AL_SEG_F_NOHUGE)
+        madvise(base, size, MADV_NOHUGEPAGE);
+    madvise(base, size, MADV_DONTDUMP);
+    gas_al_fault_track(base, size, owner);
     *base_p = base;
     return GAS_OK;
 }
 
 void gas_al_segment_detach(char *base, uint64_t size)
 {
-    if (base)
+    if (base) {
+        gas_al_fault_untrack(base);
         munmap(base, size);
+    }
 }
 
 void gas_al_segment_destroy(struct gas_al_segment *seg)
 {
-    if (seg->base)
+    if (seg->base) {
+        gas_al_fault_untrack(seg->base);
         munmap(seg->base, seg->size);
+    }
     if (seg->fd >= 0)
         close(seg->fd);
     seg->base = NULL;
     seg->fd = -1;
+}
+
+uint64_t gas_al_segment_backed(const struct gas_al_segment *seg)
+{
+    struct stat st;
+    if (seg->fd < 0 || fstat(seg->fd, &st) != 0)
+        return 0;
+    return (uint64_t)st.st_blocks * 512u;
+}
+
+int gas_al_segment_back(const struct gas_al_segment *seg, const struct gas_al_limits *l,
+                        uint64_t off, uint64_t len, char *why, size_t cap)
+{
+    if (gas_al_limits_room(l, seg->hugetlb, len, why, cap) != 0)
+        return -1;
+    if (fallocate(seg->fd, 0, (off_t)off, (off_t)len) == 0)
+        return 0;
+    int err = errno;
+    char desc[400], a[32];
+    gas_al_limits_describe(l, seg->hugetlb, desc, sizeof desc);
+    gas_rt_format_bytes(a, sizeof a, len);
+    snprintf(why, cap, "backing %s failed: %s (the limits here: %s)", a, strerror(err), desc);
+    return -1;
+}
+
+void gas_al_segment_unback(const struct gas_al_segment *seg, uint64_t off, uint64_t len)
+{
+    fallocate(seg->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len);
+}
+
+int gas_al_segment_is_hole(const struct gas_al_segment *seg, uint64_t off, uint64_t len)
+{
+    off_t data = lseek(seg->fd, (off_t)off, SEEK_DATA);
+    if (data < 0)
+        return errno == ENXIO;  /* no data at or after off */
+    return (uint64_t)data >= off + len;
 }

@@ -15,12 +15,11 @@ static gas_status_t prepare(const char *call, gas_amo_op_t op, unsigned width, g
         return gas_rt_error(GAS_ERR_INVALID, call, "width %u is not 4 or 8 bytes", width);
     if (gas_amo_fetches(op) && result_p == NULL)
         return gas_rt_error(GAS_ERR_INVALID, call, "a fetching atomic needs a result pointer");
-    const gas_layout_t *l;
-    uint64_t idx;
-    st = gas_gs_resolve(call, "target", p, width, &l, &idx);
+    struct gas_gs_span sp;
+    st = gas_gs_resolve(call, "target", p, width, &sp);
     if (st != GAS_OK)
         return st;
-    struct gas_gs_piece pc = gas_gs_piece_at(l, idx, width);
+    struct gas_gs_piece pc = gas_gs_piece_at(&sp, sp.idx, width);
     if (pc.off % width != 0 || pc.len != width)
         return gas_rt_error(GAS_ERR_ALIGN, call,
                             "the %u-byte target at rank %d offset %llu is not naturally aligned",

@@ -4,33 +4,66 @@
  */
 #include "internal.h"
 #include "runtime/config.h"
+#include "runtime/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define GAS_GS_ALLOC_ALIGN 64u
+#define GAS_GS_HEAP_GRAIN (2ull << 20) /* the heap's end moves in steps of this */
 
-static void human(char *buf, size_t cap, uint64_t n)
+uint64_t gas_gs_segment_size(int rank)
 {
-    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = (double)n;
-    int u = 0;
-    while (v >= 1024 && u < 6) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+    gas_tl_peer_t *peer;
+    if (rank == gas_gs.rank)
+        return gas_gs.seg.size;
+    if (gas_tl_peer(rank, &peer) == GAS_OK && peer->size)
+        return peer->size;
+    return gas_gs.seg_min;
+}
+
+/*
+ * The lowest offset of rank's gas_alloc memory, where this process can read
+ * it (its own segment, or a node peer's header); else the heap's end (the
+ * target's transport checks the segment's bounds).
+ */
+static uint64_t arena_floor(int rank)
+{
+    gas_tl_peer_t *peer;
+    char *base = rank == gas_gs.rank ? gas_gs.seg.base
+               : gas_tl_peer(rank, &peer) == GAS_OK ? peer->direct_base : NULL;
+    if (base == NULL)
+        return gas_gs.heap.end;
+    return __atomic_load_n(&gas_al_seg_hdr(base)->arena_floor, __ATOMIC_ACQUIRE);
 }
 
 gas_status_t gas_gs_resolve(const char *call, const char *what, gas_ptr_t p, uint64_t n,
-                            const gas_layout_t **layout_p, uint64_t *index_p)
+                            struct gas_gs_span *span_p)
 {
     int rank = gas_ptr_rank(p);
     uint64_t off = gas_ptr_offset(p);
     if ((unsigned)rank >= (unsigned)gas_gs.nranks)
         return gas_rt_error(GAS_ERR_RANK, call, "%s 0x%llx names rank %d, but the job has %d ranks",
                             what, (unsigned long long)p, rank, gas_gs.nranks);
+    if (off >= gas_gs.heap.end) {
+        /* The arenas' side: raw bytes of the owner's gas_alloc memory. */
+        uint64_t size = gas_gs_segment_size(rank), floor = arena_floor(rank);
+        if (off >= size || n > size - off)
+            return gas_rt_error(GAS_ERR_BOUNDS, call,
+                                "%s 0x%llx + %llu bytes (rank %d, offset %llu) runs past the end "
+                                "of rank %d's %llu-byte segment",
+                                what, (unsigned long long)p, (unsigned long long)n, rank,
+                                (unsigned long long)off, rank, (unsigned long long)size);
+        if (off < floor)
+            return gas_rt_error(GAS_ERR_BOUNDS, call,
+                                "%s 0x%llx (rank %d, offset %llu) is outside every gas_malloc'ed "
+                                "array and below rank %d's gas_alloc memory (offsets %llu and up)",
+                                what, (unsigned long long)p, rank, (unsigned long long)off, rank,
+                                (unsigned long long)floor);
+        *span_p = (struct gas_gs_span){.l = NULL, .idx = off, .rank = rank};
+        return GAS_OK;
+    }
     /* Last allocation that starts at or below off. */
     size_t lo = 0, hi = gas_gs.nallocs;
     while (lo < hi) {
@@ -51,24 +84,23 @@ gas_status_t gas_gs_resolve(const char *call, const char *what, gas_ptr_t p, uin
     }
     if (!inside)
         return gas_rt_error(GAS_ERR_BOUNDS, call,
-                            "%s 0x%llx (rank %d, offset %llu) is outside every gas_malloc'ed array",
-                            what, (unsigned long long)p, rank, (unsigned long long)off);
+                            "%s 0x%llx (rank %d, offset %llu) is outside every gas_malloc'ed array%s",
+                            what, (unsigned long long)p, rank, (unsigned long long)off,
+                            off < GAS_AL_RESERVED_BYTES ? " (in the segment's reserved header)" : "");
     if (n > l->nbytes - idx)
         return gas_rt_error(GAS_ERR_BOUNDS, call,
                             "%s 0x%llx + %llu bytes runs past the end of its %llu-byte array "
                             "(it starts at byte %llu)",
                             what, (unsigned long long)p, (unsigned long long)n,
                             (unsigned long long)l->nbytes, (unsigned long long)idx);
-    *layout_p = l;
-    *index_p = idx;
+    *span_p = (struct gas_gs_span){.l = l, .idx = idx, .rank = -1};
     return GAS_OK;
 }
 
-/* Work out a layout; GAS_OK or a usage status with *why_p set. */
-static gas_status_t plan(uint64_t nelems, size_t elem, gas_dist_t dist, uint64_t block_elems,
-                         gas_layout_t *l, const char **why_p)
+gas_status_t gas_gs_plan(uint64_t P, uint64_t seg_size, uint64_t nelems, size_t elem,
+                         gas_dist_t dist, uint64_t block_elems, gas_layout_t *l,
+                         const char **why_p)
 {
-    uint64_t P = (uint64_t)gas_gs.nranks;
     memset(l, 0, sizeof *l);
     if (elem == 0) {
         *why_p = "elem_size is 0";
@@ -107,7 +139,7 @@ static gas_status_t plan(uint64_t nelems, size_t elem, gas_dist_t dist, uint64_t
         block = 8;
     uint64_t nchunks = n / block + (n % block != 0);
     uint64_t rounds = nchunks / P + (nchunks % P != 0);
-    if (rounds > gas_gs.seg.size / block + 1) {
+    if (rounds > seg_size / block) {   /* i.e. rounds * block > seg_size, without overflow */
         *why_p = "too large for the segment";
         return GAS_ERR_NOSPACE;
     }
@@ -145,6 +177,132 @@ static gas_status_t insert_layout(const gas_layout_t *l)
     return GAS_OK;
 }
 
+/* After the heap changed: publish its use (gas_memory_stats reads it from any thread). */
+static void heap_publish(void)
+{
+    uint64_t used = 0;
+    gas_al_heap_stats(&gas_gs.heap, NULL, NULL, &used);
+    __atomic_store_n(&gas_gs.heap_used, used, __ATOMIC_RELAXED);
+}
+
+/* The heap's end after a free: just above its top allocation, in grains. */
+static void heap_shrink(void)
+{
+    heap_publish();
+    uint64_t top = gas_al_heap_top(&gas_gs.heap);
+    uint64_t end = top == gas_gs.heap.start ? top
+                 : (top + GAS_GS_HEAP_GRAIN - 1) / GAS_GS_HEAP_GRAIN * GAS_GS_HEAP_GRAIN;
+    if (end < gas_gs.heap.end && gas_al_heap_set_end(&gas_gs.heap, end) == GAS_OK)
+        gas_al_space_settle(&gas_gs.space, end);
+}
+
+static gas_status_t nospace(const char *call, uint64_t want, uint64_t nbytes, const char *why)
+{
+    char need[32], fr[32], big[32], hint[400];
+    uint64_t total = 0, largest = 0;
+    gas_al_heap_stats(&gas_gs.heap, &total, &largest, NULL);
+    gas_rt_format_bytes(need, sizeof need, want);
+    gas_rt_format_bytes(fr, sizeof fr, total);
+    gas_rt_format_bytes(big, sizeof big, largest);
+    return gas_rt_error(GAS_ERR_NOSPACE, call,
+                        "cannot allocate %s per rank (%llu bytes over %d ranks): the symmetric "
+                        "heap has %s free below its end, the largest free block is %s, and %s; "
+                        "%s",
+                        need, (unsigned long long)nbytes, gas_gs.nranks, fr, big, why,
+                        gas_gs_raise_hint(hint, sizeof hint));
+}
+
+/*
+ * Find room for `want` bytes at the same offset on every rank.  When the heap
+ * is full up to its end, the ranks agree to move the end up: each proposes
+ * the same new end and reports the floor of its arenas; the smallest floor
+ * decides for everyone (see alloc/space.h).  Collective only when growing,
+ * and every rank takes that path together (the heaps are identical).
+ */
+static gas_status_t place_block(const char *call, uint64_t want, uint64_t nbytes, uint64_t *off_p)
+{
+    gas_status_t st = gas_al_heap_alloc(&gas_gs.heap, want, GAS_GS_ALLOC_ALIGN, off_p);
+    if (st != GAS_ERR_NOSPACE) {
+        if (st != GAS_OK)
+            return gas_rt_error(st, call, "the heap's bookkeeping ran out of memory");
+        return GAS_OK;
+    }
+    uint64_t need, old_end = gas_gs.heap.end, lowest = 0;
+    char why[200];
+    if (gas_al_heap_need_end(&gas_gs.heap, want, GAS_GS_ALLOC_ALIGN, &need) != GAS_OK ||
+        need > gas_gs.seg_min)
+        return nospace(call, want, nbytes, "the segment ends before the block would");
+    uint64_t grain = need > UINT64_MAX - GAS_GS_HEAP_GRAIN ? need
+                   : (need + GAS_GS_HEAP_GRAIN - 1) / GAS_GS_HEAP_GRAIN * GAS_GS_HEAP_GRAIN;
+    uint64_t tries[2] = {grain < gas_gs.seg_min ? grain : gas_gs.seg_min, need};
+    for (int k = 0; k < 2; k++) {
+        if (k == 1 && (tries[1] == tries[0] || lowest < need))
+            break;
+        uint64_t floor = gas_al_space_reserve(&gas_gs.space, tries[k]);
+        st = gas_gs_barrier_minmax(call, floor, &lowest, NULL);
+        if (st != GAS_OK) {
+            gas_al_space_settle(&gas_gs.space, old_end);
+            return st;
+        }
+        if (lowest >= tries[k]) {
+            st = gas_al_heap_set_end(&gas_gs.heap, tries[k]);
+            if (st == GAS_OK)
+                st = gas_al_heap_alloc(&gas_gs.heap, want, GAS_GS_ALLOC_ALIGN, off_p);
+            if (st != GAS_OK) {
+                gas_al_space_settle(&gas_gs.space, gas_gs.heap.end);
+                return gas_rt_error(GAS_ERR_NOMEM, call, "the heap's bookkeeping ran out of memory");
+            }
+            gas_al_space_settle(&gas_gs.space, tries[k]);
+            return GAS_OK;
+        }
+        gas_al_space_settle(&gas_gs.space, old_end);
+    }
+    char at[32];
+    gas_rt_format_bytes(at, sizeof at, lowest);
+    snprintf(why, sizeof why,
+             "growing it to offset %llu would run into gas_alloc memory, which reaches down "
+             "to offset %llu (%s) on some rank",
+             (unsigned long long)need, (unsigned long long)lowest, at);
+    return nospace(call, want, nbytes, why);
+}
+
+gas_status_t gas_gs_sym_alloc(const char *call, uint64_t len, uint64_t *off_p)
+{
+    uint64_t want = (len + GAS_GS_ALLOC_ALIGN - 1) / GAS_GS_ALLOC_ALIGN * GAS_GS_ALLOC_ALIGN;
+    gas_status_t st = place_block(call, want, len, off_p);
+    if (st == GAS_OK)
+        heap_publish();
+    return st;
+}
+
+/*
+ * GAS_PREFAULT: back this rank's block now.  Collective: all ranks learn
+ * whether every rank succeeded; if one failed, the block is given up
+ * everywhere and every rank returns GAS_ERR_NOMEM.
+ */
+static gas_status_t prefault_block(const char *call, uint64_t off, uint64_t len)
+{
+    char why[500] = "";
+    int bad = gas_al_segment_back(&gas_gs.seg, &gas_gs.limits, off, len, why, sizeof why) != 0;
+    uint64_t first_bad = UINT64_MAX;
+    gas_status_t st = gas_gs_barrier_minmax(call, bad ? (uint64_t)gas_gs.rank : UINT64_MAX,
+                                            &first_bad, NULL);
+    if (st != GAS_OK || first_bad == UINT64_MAX)
+        return st;
+    gas_al_segment_unback(&gas_gs.seg, off, len);
+    gas_al_heap_free(&gas_gs.heap, off);
+    heap_shrink();
+    char a[32];
+    gas_rt_format_bytes(a, sizeof a, len);
+    if (bad)
+        return gas_rt_error(GAS_ERR_NOMEM, call,
+                            "GAS_PREFAULT=y: cannot back this rank's %s share: %s", a, why);
+    return gas_rt_error(GAS_ERR_NOMEM, call,
+                        "GAS_PREFAULT=y: rank %llu could not back its %s share (its message "
+                        "says why); nothing was allocated",
+                        (unsigned long long)first_bad, a);
+}
+
 static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem,
                                   gas_dist_t dist, uint64_t block_elems, gas_ptr_t *array_p)
 {
@@ -155,7 +313,8 @@ static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem
         return gas_rt_error(GAS_ERR_INVALID, call, "array_p is NULL");
     gas_layout_t l;
     const char *why = "";
-    gas_status_t planned = plan(nelems, elem, dist, block_elems, &l, &why);
+    gas_status_t planned = gas_gs_plan((uint64_t)gas_gs.nranks, gas_gs.seg_min, nelems, elem, dist,
+                                       block_elems, &l, &why);
     /* Every rank takes part in the check, valid arguments or not, so nobody hangs. */
     uint64_t h = mix(mix(mix(mix(0x6761735f6d616c6cull, nelems), elem), (uint64_t)dist),
                      dist == GAS_DIST_BLOCK_CYCLIC ? block_elems : 0);
@@ -168,17 +327,13 @@ static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem
                             "the ranks passed different arguments (this rank: %llu x %zu bytes, "
                             "distribution %d); all ranks must pass the same",
                             (unsigned long long)nelems, elem, (int)dist);
-    char need[32], fr[32], big[32], seg[32];
     if (planned == GAS_ERR_NOSPACE) {
-        uint64_t total = 0, largest = 0;
-        gas_al_heap_stats(&gas_gs.heap, &total, &largest, NULL);
-        human(need, sizeof need, nelems > UINT64_MAX / elem ? UINT64_MAX : nelems * elem);
-        human(fr, sizeof fr, total);
-        human(seg, sizeof seg, gas_gs.seg.size);
+        char need[32], hint[400];
+        gas_rt_format_bytes(need, sizeof need, nelems > UINT64_MAX / elem ? UINT64_MAX : nelems * elem);
         return gas_rt_error(GAS_ERR_NOSPACE, call,
-                            "cannot allocate %s over %d ranks: the symmetric heap has %s free per "
-                            "rank; raise GAS_SEGMENT_SIZE (now %s)",
-                            need, gas_gs.nranks, fr, seg);
+                            "cannot allocate %s over %d ranks: each rank's share is larger than "
+                            "its segment; %s",
+                            need, gas_gs.nranks, gas_gs_raise_hint(hint, sizeof hint));
     }
     if (planned != GAS_OK)
         return gas_rt_error(planned, call, "%s", why);
@@ -188,29 +343,19 @@ static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem
     }
     uint64_t want = (l.local_bytes + GAS_GS_ALLOC_ALIGN - 1) / GAS_GS_ALLOC_ALIGN * GAS_GS_ALLOC_ALIGN;
     uint64_t off;
-    st = gas_al_heap_alloc(&gas_gs.heap, want, GAS_GS_ALLOC_ALIGN, &off);
-    if (st == GAS_ERR_NOSPACE) {
-        uint64_t total = 0, largest = 0;
-        gas_al_heap_stats(&gas_gs.heap, &total, &largest, NULL);
-        human(need, sizeof need, want);
-        human(fr, sizeof fr, total);
-        human(big, sizeof big, largest);
-        human(seg, sizeof seg, gas_gs.seg.size);
-        return gas_rt_error(GAS_ERR_NOSPACE, call,
-                            "cannot allocate %s per rank (%llu bytes over %d ranks): the symmetric "
-                            "heap has %s free, the largest free block is %s; raise "
-                            "GAS_SEGMENT_SIZE (now %s)",
-                            need, (unsigned long long)l.nbytes, gas_gs.nranks, fr, big, seg);
-    }
-    if (st != GAS_OK)
-        return gas_rt_error(st, call, "the heap's bookkeeping ran out of memory");
+    if ((st = place_block(call, want, l.nbytes, &off)) != GAS_OK)
+        return st;
+    if (gas_gs.prefault && (st = prefault_block(call, off, l.local_bytes)) != GAS_OK)
+        return st;
     l.local_offset = off;
     l.base = gas_ptr_make(0, off);
     st = insert_layout(&l);
     if (st != GAS_OK) {
         gas_al_heap_free(&gas_gs.heap, off);
+        heap_shrink();
         return gas_rt_error(st, call, "no memory for the allocation table");
     }
+    heap_publish();
     *array_p = l.base;
     return GAS_OK;
 }
@@ -252,19 +397,24 @@ GAS_EXPORT gas_status_t gas_free(gas_ptr_t array)
     memmove(gas_gs.allocs + i, gas_gs.allocs + i + 1,
             (gas_gs.nallocs - i - 1) * sizeof *gas_gs.allocs);
     gas_gs.nallocs--;
+    heap_shrink();
     return GAS_OK;
 }
 
 GAS_EXPORT gas_status_t gas_layout(gas_ptr_t p, gas_layout_t *layout_p)
 {
     gas_status_t st = gas_gs_check("gas_layout");
-    const gas_layout_t *l;
-    uint64_t idx;
+    struct gas_gs_span sp;
     if (st == GAS_OK && layout_p == NULL)
         st = gas_rt_error(GAS_ERR_INVALID, "gas_layout", "layout_p is NULL");
     if (st == GAS_OK)
-        st = gas_gs_resolve("gas_layout", "pointer", p, 0, &l, &idx);
+        st = gas_gs_resolve("gas_layout", "pointer", p, 0, &sp);
+    if (st == GAS_OK && sp.l == NULL)
+        st = gas_rt_error(GAS_ERR_BOUNDS, "gas_layout",
+                          "pointer 0x%llx (rank %d, offset %llu) is above the symmetric heap "
+                          "(gas_alloc memory): it is in no gas_malloc'ed array",
+                          (unsigned long long)p, sp.rank, (unsigned long long)sp.idx);
     if (st == GAS_OK)
-        *layout_p = *l;
+        *layout_p = *sp.l;
     return st;
 }

@@ -8,7 +8,10 @@
 #include <gas.h>
 
 #include "alloc/heap.h"
+#include "alloc/limits.h"
+#include "alloc/place.h"
 #include "alloc/segment.h"
+#include "alloc/space.h"
 #include "runtime/error.h"
 #include "transport/transport.h"
 
@@ -18,7 +21,13 @@ struct gas_gs_state {
     int phase;
     int rank, nranks;
     struct gas_al_segment seg;
-    struct gas_al_heap heap;
+    uint64_t seg_min;         /* the smallest segment of any rank (agreed at init) */
+    struct gas_al_heap heap;  /* [GAS_AL_RESERVED_BYTES, heap.end): same on every rank */
+    uint64_t heap_used;       /* bytes in live arrays, for gas_memory_stats (atomic) */
+    struct gas_al_space space;/* where the heap ends and the arenas begin */
+    struct gas_al_limits limits;
+    struct gas_al_place place;
+    int prefault;             /* GAS_PREFAULT */
     uint64_t barrier_epoch;
     gas_layout_t *allocs;     /* sorted by local_offset */
     size_t nallocs, allocs_cap;
@@ -40,23 +49,46 @@ static inline gas_status_t gas_gs_check(const char *call)
 void gas_gs_split_compute(uint64_t nranks, unsigned *rank_bits_p, unsigned *offset_bits_p);
 
 /*
- * Resolve [p, p + n) to the allocation that holds it and the array index of p.
- * Raises (for `call`, naming the pointer role `what`) GAS_ERR_RANK,
- * GAS_ERR_BOUNDS or GAS_ERR_OVERFLOW.  n may be 0 (p itself must be inside).
+ * What a range [p, p + n) resolves to.  Below the symmetric heap's end a
+ * pointer must lie in a gas_malloc'ed array, and indexes follow its layout;
+ * at or above it (the gas_alloc arenas' side) a pointer names raw bytes of
+ * its owner's segment, and the range must stay inside that segment.
+ */
+struct gas_gs_span {
+    const gas_layout_t *l;   /* the array, or NULL for a raw range */
+    uint64_t idx;            /* byte index of p in the array; for a raw range, p's offset */
+    int rank;                /* a raw range's owner */
+};
+
+/*
+ * Resolve [p, p + n).  Raises (for `call`, naming the pointer role `what`)
+ * GAS_ERR_RANK, GAS_ERR_BOUNDS or GAS_ERR_OVERFLOW.  n may be 0 (p itself
+ * must be inside).
  */
 gas_status_t gas_gs_resolve(const char *call, const char *what, gas_ptr_t p, uint64_t n,
-                            const gas_layout_t **layout_p, uint64_t *index_p);
+                            struct gas_gs_span *span_p);
 
-/* The contiguous piece of an array starting at byte index idx, at most `left` bytes. */
+/* "raise GAS_SEGMENT_SIZE (now 4.0 GiB)", plus the tmpfs of GAS_SEGMENT_DIR when it bounds it. */
+const char *gas_gs_raise_hint(char *buf, size_t cap);
+
+/* Bytes in rank's segment (resolve has connected to it for any raw range). */
+uint64_t gas_gs_segment_size(int rank);
+
+/* The contiguous piece of a span starting at byte index idx, at most `left` bytes. */
 struct gas_gs_piece {
     int rank;
     uint64_t off;
     uint64_t len;
 };
 
-static inline struct gas_gs_piece gas_gs_piece_at(const gas_layout_t *l, uint64_t idx,
+static inline struct gas_gs_piece gas_gs_piece_at(const struct gas_gs_span *s, uint64_t idx,
                                                   uint64_t left)
 {
+    const gas_layout_t *l = s->l;
+    if (l == NULL) {
+        struct gas_gs_piece raw = {.rank = s->rank, .off = idx, .len = left};
+        return raw;
+    }
     uint64_t chunk = idx / l->block, within = idx % l->block;
     uint64_t room = l->block - within;
     struct gas_gs_piece pc = {
@@ -66,6 +98,17 @@ static inline struct gas_gs_piece gas_gs_piece_at(const gas_layout_t *l, uint64_
     };
     return pc;
 }
+
+/*
+ * What a gas_handle_t points to.  RMA handles count their pieces in comp;
+ * other operations (collectives) set `complete`, which gas_wait (block = 1)
+ * and gas_test (block = 0) call: it makes progress, sets *done_p, and frees
+ * the operation once it reports completion (except after GAS_ERR_TIMEOUT).
+ */
+struct gas_op {
+    gas_tl_comp_t comp;
+    gas_status_t (*complete)(struct gas_op *op, int block, int *done_p);
+};
 
 /* Wait until comp->pending is 0 and return its status (a failure is raised for call). */
 gas_status_t gas_gs_comp_wait(gas_tl_comp_t *comp, const char *call);
@@ -78,8 +121,41 @@ gas_status_t gas_gs_comp_status(gas_tl_comp_t *comp, const char *call);
  */
 gas_status_t gas_gs_barrier_check(const char *call, uint64_t value, int *agree_p);
 
+/* The same, giving the min and max (either pointer may be NULL). */
+gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *min_p,
+                                   uint64_t *max_p);
+
+/*
+ * Plan the layout of nelems x elem bytes over nranks ranks whose segments
+ * are seg_size bytes (pure; unit-tested at full scale).  GAS_OK, or a usage
+ * status (or GAS_ERR_NOSPACE) with *why_p set.
+ */
+gas_status_t gas_gs_plan(uint64_t nranks, uint64_t seg_size, uint64_t nelems, size_t elem,
+                         gas_dist_t dist, uint64_t block_elems, gas_layout_t *l,
+                         const char **why_p);
+
 /* Set up / tear down the layer (called by runtime/init.c only). */
-gas_status_t gas_gs_start(int rank, int nranks, const struct gas_al_segment *seg);
+gas_status_t gas_gs_start(int rank, int nranks, const struct gas_al_segment *seg,
+                          const struct gas_al_limits *limits, const struct gas_al_place *place,
+                          int prefault);
+/* Collective, after the bootstrap barrier: agree on seg_min. */
+gas_status_t gas_gs_agree(void);
 void gas_gs_stop(void);
+
+/*
+ * Collective: len bytes at the same offset of every rank's segment, from the
+ * symmetric heap (growing it when needed, like gas_malloc; not an array).
+ * Raises GAS_ERR_NOSPACE for `call` when it does not fit.
+ */
+gas_status_t gas_gs_sym_alloc(const char *call, uint64_t len, uint64_t *off_p);
+
+/*
+ * Teams (gas/coll/): the team scratch slots and the world team, then the
+ * world team's node table (both collective: runtime/init.c calls them once
+ * the transports reach every rank), and teardown (from gas_gs_stop).
+ */
+gas_status_t gas_co_start(void);
+gas_status_t gas_co_start_nodes(void);
+void gas_co_stop(void);
 
 #endif

@@ -34,14 +34,27 @@ GAS_EXPORT void *gas_ptr_local(gas_ptr_t p)
 GAS_EXPORT gas_status_t gas_ptr_add(gas_ptr_t p, uint64_t nbytes, gas_ptr_t *result_p)
 {
     gas_status_t st = gas_gs_check("gas_ptr_add");
-    const gas_layout_t *l;
-    uint64_t idx;
+    struct gas_gs_span sp;
     if (st == GAS_OK && result_p == NULL)
         st = gas_rt_error(GAS_ERR_INVALID, "gas_ptr_add", "result_p is NULL");
     if (st == GAS_OK)
-        st = gas_gs_resolve("gas_ptr_add", "pointer", p, 0, &l, &idx);
+        st = gas_gs_resolve("gas_ptr_add", "pointer", p, 0, &sp);
     if (st != GAS_OK)
         return st;
+    if (sp.l == NULL) {
+        /* Raw bytes of one segment (gas_alloc memory): plain offsets; one past the end is allowed. */
+        uint64_t size = gas_gs_segment_size(sp.rank);
+        if (nbytes > size - sp.idx)
+            return gas_rt_error(GAS_ERR_BOUNDS, "gas_ptr_add",
+                                "moving %llu bytes from offset %llu leaves rank %d's %llu-byte "
+                                "segment",
+                                (unsigned long long)nbytes, (unsigned long long)sp.idx, sp.rank,
+                                (unsigned long long)size);
+        *result_p = p + nbytes;
+        return GAS_OK;
+    }
+    const gas_layout_t *l = sp.l;
+    uint64_t idx = sp.idx;
     if (nbytes > l->nbytes - idx)
         return gas_rt_error(GAS_ERR_BOUNDS, "gas_ptr_add",
                             "moving %llu bytes from byte %llu leaves the %llu-byte array",

@@ -8,10 +8,6 @@
 
 #include <stdlib.h>
 
-struct gas_op {
-    gas_tl_comp_t comp;
-};
-
 enum xfer_kind { XFER_PUT, XFER_GET };
 
 static int comp_done(void *arg)
@@ -46,15 +42,15 @@ static gas_status_t xfer(const char *call, enum xfer_kind kind, gas_ptr_t gp, vo
     if (buf == NULL)
         return gas_rt_error(GAS_ERR_INVALID, call, "the %s buffer is NULL (%zu bytes)",
                             kind == XFER_PUT ? "source" : "destination", n);
-    const gas_layout_t *l;
-    uint64_t idx;
-    st = gas_gs_resolve(call, kind == XFER_PUT ? "destination" : "source", gp, n, &l, &idx);
+    struct gas_gs_span sp;
+    st = gas_gs_resolve(call, kind == XFER_PUT ? "destination" : "source", gp, n, &sp);
     if (st != GAS_OK)
         return st;
+    uint64_t idx = sp.idx;
     char *b = buf;
     uint64_t left = n;
     while (left > 0) {
-        struct gas_gs_piece pc = gas_gs_piece_at(l, idx, left);
+        struct gas_gs_piece pc = gas_gs_piece_at(&sp, idx, left);
         gas_tl_peer_t *peer;
         st = gas_tl_peer(pc.rank, &peer);
         if (st != GAS_OK)
@@ -148,6 +144,10 @@ GAS_EXPORT gas_status_t gas_wait(gas_handle_t handle)
     gas_status_t st = gas_gs_check("gas_wait");
     if (st != GAS_OK || handle == GAS_HANDLE_NULL)
         return st;
+    if (handle->complete) {
+        int done = 0;
+        return handle->complete(handle, 1, &done);
+    }
     st = gas_gs_comp_wait(&handle->comp, "gas_wait");
     if (st == GAS_ERR_TIMEOUT)
         return st; /* the handle stays valid: wait again or give up */
@@ -166,6 +166,8 @@ GAS_EXPORT gas_status_t gas_test(gas_handle_t handle, int *done_p)
         *done_p = 1;
         return GAS_OK;
     }
+    if (handle->complete)
+        return handle->complete(handle, 0, done_p);
     gas_rt_progress();
     if (atomic_load_explicit(&handle->comp.pending, memory_order_acquire) != 0) {
         *done_p = 0;

@@ -20,23 +20,23 @@ static gas_status_t put_signal(const char *call, gas_ptr_t dst, const void *src,
         return gas_rt_error(GAS_ERR_INVALID, call, "unknown signal operation %d", (int)op);
     if (n > 0 && src == NULL)
         return gas_rt_error(GAS_ERR_INVALID, call, "the source buffer is NULL (%zu bytes)", n);
-    const gas_layout_t *sl, *dl = NULL;
-    uint64_t sidx, didx = 0;
-    st = gas_gs_resolve(call, "signal", sig, 8, &sl, &sidx);
+    struct gas_gs_span ss, ds = {0};
+    st = gas_gs_resolve(call, "signal", sig, 8, &ss);
     if (st != GAS_OK)
         return st;
-    struct gas_gs_piece sp = gas_gs_piece_at(sl, sidx, 8);
+    struct gas_gs_piece sp = gas_gs_piece_at(&ss, ss.idx, 8);
     if (sp.off % 8 != 0 || sp.len != 8)
         return gas_rt_error(GAS_ERR_ALIGN, call,
                             "the signal word at rank %d offset %llu is not 8-byte aligned", sp.rank,
                             (unsigned long long)sp.off);
-    if (n > 0 && (st = gas_gs_resolve(call, "destination", dst, n, &dl, &didx)) != GAS_OK)
+    if (n > 0 && (st = gas_gs_resolve(call, "destination", dst, n, &ds)) != GAS_OK)
         return st;
+    uint64_t didx = ds.idx;
     gas_tl_peer_t *speer;
     if ((st = gas_tl_peer(sp.rank, &speer)) != GAS_OK)
         return st;
     if (n > 0) {
-        struct gas_gs_piece first = gas_gs_piece_at(dl, didx, n);
+        struct gas_gs_piece first = gas_gs_piece_at(&ds, didx, n);
         if (first.len == n && first.rank == sp.rank) {
             st = gas_tl_put_signal(speer, first.off, src, n, sp.off, value, op, NULL);
             if (st != GAS_ERR_UNSUPPORTED)
@@ -45,7 +45,7 @@ static gas_status_t put_signal(const char *call, gas_ptr_t dst, const void *src,
         int others = 0;
         const char *b = src;
         for (uint64_t left = n, i = didx; left > 0;) {
-            struct gas_gs_piece pc = gas_gs_piece_at(dl, i, left);
+            struct gas_gs_piece pc = gas_gs_piece_at(&ds, i, left);
             gas_tl_peer_t *peer;
             if ((st = gas_tl_peer(pc.rank, &peer)) != GAS_OK)
                 return st;

@@ -1,12 +1,17 @@
 /* state.c - the gas/ layer's process state, started and stopped by runtime/init.c. */
 #include "internal.h"
 
+#include "runtime/log.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct gas_gs_state gas_gs = {.phase = GAS_GS_NEVER, .rank = -1, .seg = {.fd = -1}};
 
-gas_status_t gas_gs_start(int rank, int nranks, const struct gas_al_segment *seg)
+gas_status_t gas_gs_start(int rank, int nranks, const struct gas_al_segment *seg,
+                          const struct gas_al_limits *limits, const struct gas_al_place *place,
+                          int prefault)
 {
     unsigned rbits, obits;
     gas_gs_split_compute((uint64_t)nranks, &rbits, &obits);
@@ -18,10 +23,18 @@ gas_status_t gas_gs_start(int rank, int nranks, const struct gas_al_segment *seg
     gas_gs.rank = rank;
     gas_gs.nranks = nranks;
     gas_gs.seg = *seg;
+    gas_gs.seg_min = seg->size;
+    gas_gs.limits = *limits;
+    gas_gs.place = *place;
+    gas_gs.prefault = prefault;
     gas_gs.barrier_epoch = 0;
-    gas_status_t st = gas_al_heap_init(&gas_gs.heap, GAS_AL_RESERVED_BYTES, seg->size);
+    gas_gs.heap_used = 0;
+    /* The heap starts empty and grows on demand (see array.c and alloc/space.h). */
+    gas_status_t st = gas_al_heap_init(&gas_gs.heap, GAS_AL_RESERVED_BYTES, GAS_AL_RESERVED_BYTES);
     if (st != GAS_OK)
         return gas_rt_error(st, "gas_init", "no memory for the symmetric heap's bookkeeping");
+    gas_al_space_init(&gas_gs.space, GAS_AL_RESERVED_BYTES, seg->size,
+                      &gas_al_seg_hdr(seg->base)->arena_floor);
     gas_ptr_split_ = (gas_ptr_split_t){
         .offset_bits = obits, .rank_bits = rbits,
         .offset_mask = obits >= 64 ? UINT64_MAX : (1ull << obits) - 1,
@@ -31,9 +44,36 @@ gas_status_t gas_gs_start(int rank, int nranks, const struct gas_al_segment *seg
     return GAS_OK;
 }
 
+const char *gas_gs_raise_hint(char *buf, size_t cap)
+{
+    char seg[32], fs[32];
+    gas_rt_format_bytes(seg, sizeof seg, gas_gs.seg_min);
+    if (gas_gs.limits.dir_kind != GAS_AL_DIR_TMPFS) {
+        snprintf(buf, cap, "raise GAS_SEGMENT_SIZE (now %s)", seg);
+        return buf;
+    }
+    gas_rt_format_bytes(fs, sizeof fs, gas_gs.limits.fs_size);
+    snprintf(buf, cap,
+             "raise GAS_SEGMENT_SIZE (now %s) and the size of the tmpfs at %.200s "
+             "(GAS_SEGMENT_DIR, %s), which bounds it", seg, gas_gs.limits.dir, fs);
+    return buf;
+}
+
+gas_status_t gas_gs_agree(void)
+{
+    /* Segments may differ between nodes (auto sizing): plans use the smallest. */
+    uint64_t mn = gas_gs.seg.size;
+    gas_status_t st = gas_gs_barrier_minmax("gas_init", gas_gs.seg.size, &mn, NULL);
+    if (st == GAS_OK)
+        gas_gs.seg_min = mn;
+    return st;
+}
+
 void gas_gs_stop(void)
 {
+    gas_co_stop();
     gas_al_heap_fini(&gas_gs.heap);
+    gas_al_space_fini(&gas_gs.space);
     free(gas_gs.allocs);
     gas_gs.allocs = NULL;
     gas_gs.nallocs = gas_gs.allocs_cap = 0;

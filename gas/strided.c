@@ -26,18 +26,18 @@ static gas_status_t strided(const char *call, int dir, gas_ptr_t gp, char *buf,
                             "%zu elements of %zu bytes at strides %zu/%zu overflow 64 bits",
                             nelems, elem, remote_stride, local_stride);
     uint64_t rstep = remote_stride * elem, lstep = local_stride * elem;
-    const gas_layout_t *l;
-    uint64_t idx;
+    struct gas_gs_span sp;
     st = gas_gs_resolve(call, dir == STRIDE_PUT ? "destination" : "source", gp,
-                        last * rstep + elem, &l, &idx);
+                        last * rstep + elem, &sp);
     if (st != GAS_OK)
         return st;
+    uint64_t idx = sp.idx;
     gas_tl_comp_t comp = {0};
     for (size_t k = 0; k < nelems && st == GAS_OK; k++) {
         uint64_t i = idx + k * rstep, left = elem;
         char *b = buf + k * lstep;
         while (left > 0 && st == GAS_OK) {
-            struct gas_gs_piece pc = gas_gs_piece_at(l, i, left);
+            struct gas_gs_piece pc = gas_gs_piece_at(&sp, i, left);
             gas_tl_peer_t *peer;
             st = gas_tl_peer(pc.rank, &peer);
             if (st != GAS_OK)

@@ -9,7 +9,10 @@
  * which lets collective calls check that all ranks passed the same arguments
  * at no extra cost (min/max are idempotent, so the overlap of dissemination
  * rounds does no harm).  Value slots alternate by barrier parity: a sender
- * cannot be two barriers ahead of its receiver.
+ * cannot be two barriers ahead of its receiver.  A barrier whose wait timed
+ * out (GAS_TIMEOUT) is remembered, and the next barrier call on this rank
+ * finishes that one instead of starting a new one, so a retry after a late
+ * peer keeps every rank's counters in step.
  */
 #include "internal.h"
 #include "runtime/wait.h"
@@ -56,50 +59,93 @@ static int round_arrived(void *arg)
     return __atomic_load_n(w->count, __ATOMIC_ACQUIRE) >= w->epoch;
 }
 
-gas_status_t gas_gs_barrier_check(const char *call, uint64_t value, int *agree_p)
+/* A barrier whose wait timed out: the next call resumes it where it stopped. */
+static struct {
+    int active;
+    uint64_t epoch;
+    int round;        /* its signal was sent; its wait is what timed out */
+    uint64_t mm[2];
+} interrupted;
+
+/* Round k of barrier e: tell (me + 2^k) mod P, carrying what this rank knows. */
+static gas_status_t send_round(int to, int k, int parity, const uint64_t mm[2])
+{
+    gas_tl_peer_t *peer;
+    gas_status_t st = gas_tl_peer(to, &peer);
+    if (st != GAS_OK)
+        return st;
+    uint64_t voff = BARRIER_OFF + offsetof(struct barrier_area, vals) +
+                    ((size_t)parity * GAS_GS_BARRIER_ROUNDS + (size_t)k) * 16;
+    uint64_t coff = BARRIER_OFF + offsetof(struct barrier_area, count) + (size_t)k * 8;
+    st = gas_tl_put_signal(peer, voff, mm, 2 * sizeof *mm, coff, 1, GAS_SIGNAL_ADD, NULL);
+    if (st == GAS_ERR_UNSUPPORTED) {
+        gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .offset = coff, .operand = 1};
+        st = gas_tl_put(peer, voff, mm, 2 * sizeof *mm, NULL);
+        if (st >= 0)
+            st = peer->ops->fence();
+        if (st >= 0)
+            st = gas_tl_amo(peer, &a, NULL);
+    }
+    return st < 0 ? st : GAS_OK;
+}
+
+gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *min_p,
+                                   uint64_t *max_p)
 {
     gas_status_t st = gas_tl_quiet_all();
     if (st != GAS_OK)
         return st;
     int P = gas_gs.nranks, me = gas_gs.rank;
-    uint64_t e = ++gas_gs.barrier_epoch;
-    int parity = (int)(e & 1);
+    uint64_t e;
+    int first_round = 0, resume = interrupted.active;
     uint64_t mm[2] = {value, value};
+    if (resume) {
+        e = interrupted.epoch;
+        first_round = interrupted.round;
+        mm[0] = interrupted.mm[0];
+        mm[1] = interrupted.mm[1];
+        interrupted.active = 0;
+    } else {
+        e = ++gas_gs.barrier_epoch;
+    }
+    int parity = (int)(e & 1);
     struct barrier_area *area = local_area();
-    for (int k = 0, dist = 1; dist < P; k++, dist <<= 1) {
+    for (int k = first_round, dist = 1 << first_round; dist < P; k++, dist <<= 1) {
         int to = (me + dist) % P, from = (me - dist % P + P) % P;
-        gas_tl_peer_t *peer;
-        if ((st = gas_tl_peer(to, &peer)) != GAS_OK)
-            return st;
-        uint64_t voff = BARRIER_OFF + offsetof(struct barrier_area, vals) +
-                        ((size_t)parity * GAS_GS_BARRIER_ROUNDS + (size_t)k) * 16;
-        uint64_t coff = BARRIER_OFF + offsetof(struct barrier_area, count) + (size_t)k * 8;
-        st = gas_tl_put_signal(peer, voff, mm, sizeof mm, coff, 1, GAS_SIGNAL_ADD, NULL);
-        if (st == GAS_ERR_UNSUPPORTED) {
-            gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .offset = coff, .operand = 1};
-            st = gas_tl_put(peer, voff, mm, sizeof mm, NULL);
-            if (st >= 0)
-                st = peer->ops->fence();
-            if (st >= 0)
-                st = gas_tl_amo(peer, &a, NULL);
-        }
-        if (st < 0)
+        if (!(resume && k == first_round) && (st = send_round(to, k, parity, mm)) != GAS_OK)
             return st;
         struct round_wait w = {&area->count[k], e};
-        char what[80];
+        char what[96];
         snprintf(what, sizeof what, "round %d of barrier %llu (a signal from rank %d)", k,
                  (unsigned long long)e, from);
-        if ((st = gas_rt_wait(round_arrived, &w, w.count, call, what)) != GAS_OK)
+        if ((st = gas_rt_wait(round_arrived, &w, w.count, call, what)) != GAS_OK) {
+            interrupted.active = 1;
+            interrupted.epoch = e;
+            interrupted.round = k;
+            interrupted.mm[0] = mm[0];
+            interrupted.mm[1] = mm[1];
             return st;
+        }
         const uint64_t *got = area->vals[parity][k];
         if (got[0] < mm[0])
             mm[0] = got[0];
         if (got[1] > mm[1])
             mm[1] = got[1];
     }
-    if (agree_p)
-        *agree_p = mm[0] == mm[1];
+    if (min_p)
+        *min_p = mm[0];
+    if (max_p)
+        *max_p = mm[1];
     return GAS_OK;
+}
+
+gas_status_t gas_gs_barrier_check(const char *call, uint64_t value, int *agree_p)
+{
+    uint64_t mn = 0, mx = 0;
+    gas_status_t st = gas_gs_barrier_minmax(call, value, &mn, &mx);
+    if (st == GAS_OK && agree_p)
+        *agree_p = mn == mx;
+    return st;
 }
 
 GAS_EXPORT gas_status_t gas_barrier(void)

@@ -37,9 +37,23 @@
  *
  * Threads: RMA, atomics, quiet/fence and waits may be called from several
  * threads of a rank at once.  The collective calls (gas_init, gas_finalize,
- * gas_malloc, gas_malloc_dist, gas_free, gas_barrier) must be called by one thread per rank,
+ * gas_malloc, gas_malloc_dist, gas_free, gas_barrier, teams and collectives)
+ * must be called by one thread per rank,
  * in the same order on all ranks, and the allocation calls must not run while
  * another thread of the same rank is inside an RMA or atomic call.
+ * gas_alloc, gas_dealloc and gas_memory_stats may be called from any thread
+ * at any time between gas_init and gas_finalize.
+ *
+ * Memory: each rank's segment is a reservation of address space that is
+ * backed page by page when first touched, so it can be far larger than the
+ * machine's memory (GAS_SEGMENT_SIZE; by default sized from the address
+ * space).  gas_malloc'ed arrays grow up from its bottom, gas_alloc blocks
+ * down from its top, and either side can grow until they meet.  Pages go to
+ * the rank's NUMA node (GAS_NUMA) with huge pages per GAS_HUGEPAGES.  Touching
+ * a page that the system cannot back (memory, tmpfs or hugetlb pool
+ * exhausted, overcommit refused) kills the rank with SIGBUS after a message
+ * naming the limit; with GAS_PREFAULT=y allocations are backed when they are
+ * made and fail with GAS_ERR_NOMEM instead.  docs/memory.md has the details.
  */
 #ifndef GAS_H
 #define GAS_H
@@ -148,6 +162,14 @@ GAS_EXPORT void gas_abort(int code, const char *msg) __attribute__((noreturn));
  * are offset bits, so small jobs get the largest windows and a job of 2^20
  * ranks still spans 2^64 bytes.  Offset 0 of every segment is reserved, so
  * GAS_NULL (0) is never a valid pointer.
+ *
+ * Which ranges are valid: below the symmetric heap's end (the same offset on
+ * every rank) a pointer must lie in a gas_malloc'ed array, and a range must
+ * stay in it (else GAS_ERR_BOUNDS).  Above it, a pointer into the part of its
+ * owner's segment that the gas_alloc arenas hold names raw bytes there: a
+ * range must stay inside that part of the segment, and nothing checks that
+ * the block is still allocated (the owner's allocator state is not visible
+ * to other ranks).  Anything in between is GAS_ERR_BOUNDS.
  *
  * gas_ptr_t values are not byte addresses: adding n to one moves n bytes
  * within the owner's segment.  To step through a distributed array, use
@@ -262,7 +284,11 @@ static inline gas_ptr_t gas_layout_ptr(const gas_layout_t *l, uint64_t i)
  * straddle two owners.  Contents are unspecified (fresh pages read as zero).
  * nbytes == 0 gives GAS_NULL.  All ranks must pass the same arguments: a
  * mismatch is detected and returns GAS_ERR_INVALID on every rank.  When the
- * symmetric heap is full: GAS_ERR_NOSPACE (raise GAS_SEGMENT_SIZE).
+ * symmetric heap cannot grow far enough on every rank (the segment is full,
+ * up to the gas_alloc blocks at its top): GAS_ERR_NOSPACE (raise
+ * GAS_SEGMENT_SIZE).  With GAS_PREFAULT=y each rank's share is backed before
+ * the call returns; if any rank cannot back its share, every rank gets
+ * GAS_ERR_NOMEM and nothing is allocated.
  * Implies a barrier at entry.
  */
 GAS_EXPORT gas_status_t gas_malloc(size_t nbytes, gas_ptr_t *array_p);
@@ -281,13 +307,62 @@ GAS_EXPORT gas_status_t gas_free(gas_ptr_t array);
 GAS_EXPORT gas_status_t gas_layout(gas_ptr_t p, gas_layout_t *layout_p);
 
 /* ------------------------------------------------------------------------ */
+/* Non-collective allocation                                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Allocate nbytes of remotely accessible memory in the calling rank's own
+ * segment, without involving other ranks: *ptr_p is a pointer on this rank
+ * that any rank may put/get/atomic once it has learned it (send it in a
+ * put, a signal, an array).  Blocks are aligned to 16 bytes (8 for nbytes
+ * under 16); contents are unspecified.  nbytes == 0 gives GAS_NULL.
+ * Thread-safe.  GAS_ERR_NOSPACE when the segment is full (raise
+ * GAS_SEGMENT_SIZE); GAS_ERR_NOMEM when GAS_PREFAULT=y could not back it.
+ *
+ * Implemented with jemalloc arenas (one per NUMA node the rank uses) whose
+ * extents are carved from the top of the segment; linking libgas brings in
+ * libjemalloc (docs/memory.md says how it meets the program's own malloc).
+ */
+GAS_EXPORT gas_status_t gas_alloc(size_t nbytes, gas_ptr_t *ptr_p);
+
+/*
+ * Free a block from gas_alloc.  Only the rank that allocated it may free it
+ * (another rank's pointer: GAS_ERR_INVALID), from any of its threads; ptr
+ * must be exactly what gas_alloc returned (as with free(), anything else
+ * that lies in the arenas' part of the segment is not detected).  GAS_NULL
+ * is a no-op.  Other ranks must be done with the block.
+ */
+GAS_EXPORT gas_status_t gas_dealloc(gas_ptr_t ptr);
+
+/* A rank's memory: what its segment reserves and what is backed. */
+typedef struct gas_mem_stats {
+    uint64_t reserved;        /* bytes of address space of this rank's segment */
+    uint64_t backed;          /* bytes of it backed by memory now (touched by any rank) */
+    uint64_t heap_end;        /* the symmetric heap covers offsets [64 KiB, heap_end) */
+    uint64_t heap_used;       /* bytes of it in live gas_malloc arrays (this rank's shares) */
+    uint64_t arena_reserved;  /* bytes at the top of the segment held by the gas_alloc arenas */
+    uint64_t arena_used;      /* bytes in live gas_alloc blocks */
+    uint64_t unclaimed;       /* bytes between the two, free for either to grow into */
+    uint64_t peers_mapped;    /* bytes of node peers' segments this process maps */
+    int numa_node;            /* the node the segment is bound to or prefers, -1 if none */
+    int arenas;               /* gas_alloc arenas of this rank */
+    char numa_policy[256];    /* e.g. "bound to node 0, the node of CPUs 0-3" */
+    char hugepages[384];      /* e.g. "off (madvise NOHUGEPAGE; ...)" */
+    char backing[128];        /* "memfd", "tmpfs /dev/shm", ... */
+} gas_mem_stats_t;
+
+/* Fill *stats_p with this rank's numbers (a snapshot; thread-safe). */
+GAS_EXPORT gas_status_t gas_memory_stats(gas_mem_stats_t *stats_p);
+
+/* ------------------------------------------------------------------------ */
 /* Put and get                                                               */
 /* ------------------------------------------------------------------------ */
 
 /*
  * Every transfer names a range of a distributed array: dst/src plus nbytes
  * may span several owners; the runtime splits it along the layout.  The range
- * must lie inside one allocation (else GAS_ERR_BOUNDS, nothing transferred).
+ * must lie inside one allocation (else GAS_ERR_BOUNDS, nothing transferred),
+ * or, for gas_alloc memory, inside its owner's segment (see Global pointers).
  * nbytes == 0 is a no-op that succeeds without looking at the pointers.
  */
 
@@ -455,10 +530,239 @@ GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, 
 /* Synchronisation                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* All ranks: implies gas_quiet(), returns when every rank has entered it. */
+/*
+ * All ranks: implies gas_quiet(), returns when every rank has entered it.
+ * When it fails with GAS_ERR_TIMEOUT (GAS_TIMEOUT set, a peer late or gone),
+ * calling gas_barrier() again resumes the same barrier rather than starting
+ * a new one, so a program may retry once the late rank has arrived.
+ * It is the world barrier of sync.c, which gas_malloc/gas_free also use;
+ * gas_team_barrier(GAS_TEAM_WORLD) has the same meaning.
+ */
 GAS_EXPORT gas_status_t gas_barrier(void);
 
 /* ------------------------------------------------------------------------ */
+/* Teams                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A team is an ordered set of ranks that run collectives together.  A rank's
+ * position in a team is its team rank (0 .. size-1).  GAS_TEAM_WORLD holds
+ * every rank in job order; other teams are split from a parent by calls that
+ * are collective over the parent (every member of the parent calls them, in
+ * the same order as its other collectives on the parent).  A rank that is
+ * not in the new team gets GAS_TEAM_NULL.  Each team has its own scratch
+ * space and sequence numbers, so collectives on different teams never
+ * interfere and may be interleaved freely; collectives on one team must be
+ * called in the same order by all of its members.  Each member keeps
+ * GAS_COLL_SCRATCH bytes of its segment for each team it is in (backed when
+ * used); a split fails with GAS_ERR_NOSPACE on the new team's members when
+ * one of them has no room.
+ */
+typedef struct gas_team *gas_team_t;
+#define GAS_TEAM_NULL ((gas_team_t)0)
+
+/* Every rank, in job order (GAS_TEAM_NULL before gas_init / after gas_finalize). */
+GAS_EXPORT extern gas_team_t gas_team_world_;
+#define GAS_TEAM_WORLD (gas_team_world_)
+
+/* My rank in the team (-1 if not a member or not a team) and the team's size (0). */
+GAS_EXPORT int gas_team_rank(gas_team_t team);
+GAS_EXPORT int gas_team_size(gas_team_t team);
+
+/*
+ * Collective over parent: the members are the parent ranks start,
+ * start + stride, ... (size of them, in that order; stride >= 1, all below
+ * the parent's size).  Every member of the parent must pass the same
+ * arguments (a mismatch is detected: GAS_ERR_INVALID on every rank).
+ */
+GAS_EXPORT gas_status_t gas_team_split_strided(gas_team_t parent, int start, int stride, int size,
+                                               gas_team_t *team_p);
+
+/*
+ * Collective over parent, like MPI_Comm_split: ranks passing the same color
+ * (>= 0) form one team, ordered by key and then by parent rank.  A rank
+ * passing GAS_COLOR_UNDEFINED joins no team (*team_p = GAS_TEAM_NULL).
+ */
+#define GAS_COLOR_UNDEFINED (-1)
+GAS_EXPORT gas_status_t gas_team_split_color(gas_team_t parent, int color, int key,
+                                             gas_team_t *team_p);
+
+/*
+ * Collective over parent: the members of parent that share this rank's node
+ * (reach each other through shared memory), in parent order.
+ */
+GAS_EXPORT gas_status_t gas_team_split_node(gas_team_t parent, gas_team_t *team_p);
+
+/*
+ * The rank in team `to` of the member that has rank `rank` in team `from`;
+ * *rank_p = -1 when it is not a member of `to`.  GAS_ERR_RANK when rank is
+ * not a rank of `from`.  Local, O(1) from or to the world team.
+ */
+GAS_EXPORT gas_status_t gas_team_translate(gas_team_t from, int rank, gas_team_t to,
+                                           int *rank_p);
+
+/*
+ * Collective over the team: free it after every member has finished its
+ * collectives on it (pending non-blocking ones are completed first).  The
+ * world team cannot be destroyed (GAS_ERR_INVALID).  GAS_TEAM_NULL is a no-op.
+ */
+GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
+
+/* ------------------------------------------------------------------------ */
+/* Collectives                                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Collectives run on a team; every member calls the same collective with the
+ * same count, type, op and root (per-rank vectors of the v-forms may differ
+ * as documented).  Buffers are local memory of the calling rank (any memory:
+ * stack, heap or this rank's part of a gas_malloc'ed array); counts are in
+ * elements.  A blocking collective returns when this rank's buffers may be
+ * used again (dst holds the result, src may be reused); it does not imply a
+ * barrier, except gas_team_barrier, which also implies gas_quiet().
+ *
+ * Implementation: one-sided puts with signals into per-team scratch space in
+ * the segment, flow-controlled per pair of ranks; several algorithms per
+ * collective, picked by message size and team shape from a tuning table
+ * (configs/coll-tuning.conf, docs/collectives.md), or forced per collective
+ * with GAS_COLL_<NAME>=<algorithm> or gas_coll_set_algorithm().
+ *
+ * In place: pass GAS_IN_PLACE as src; the input is then taken from dst (for
+ * allgather and gather: from this rank's block of dst; for reduce-scatter:
+ * dst holds the whole count * size input and the result is left in its first
+ * count elements).  For allreduce and reduce, src == dst is also in place.
+ *
+ * Checks: every message carries the team's sequence number and a signature
+ * of the call (collective, algorithm, count, type, op, root), so a member
+ * that calls a different collective, or the same one with other arguments,
+ * makes its peers fail with GAS_ERR_INVALID naming both calls (where a message
+ * between them shows it) instead of corrupting memory.  A bitwise op on
+ * float/double, an unknown type or op, NULL buffers with count > 0 and
+ * count * size overflows are GAS_ERR_INVALID / GAS_ERR_OVERFLOW; a root
+ * outside the team is GAS_ERR_RANK.
+ */
+#define GAS_IN_PLACE ((const void *)-1)
+
+typedef enum gas_dtype {
+    GAS_INT8, GAS_UINT8, GAS_INT16, GAS_UINT16, GAS_INT32, GAS_UINT32,
+    GAS_INT64, GAS_UINT64, GAS_FLOAT, GAS_DOUBLE,
+    GAS_DTYPE_COUNT
+} gas_dtype_t;
+
+typedef enum gas_redop {
+    GAS_OP_SUM, GAS_OP_PROD, GAS_OP_MIN, GAS_OP_MAX,
+    GAS_OP_BAND, GAS_OP_BOR, GAS_OP_BXOR,   /* integers only */
+    GAS_OP_COUNT
+} gas_redop_t;
+
+/* Bytes per element of a type (0 for an unknown one). */
+GAS_EXPORT size_t gas_dtype_size(gas_dtype_t type);
+
+/* Every member enters, then all leave; implies gas_quiet(). */
+GAS_EXPORT gas_status_t gas_team_barrier(gas_team_t team);
+
+/* root's buf (count elements) to every member's buf. */
+GAS_EXPORT gas_status_t gas_broadcast(gas_team_t team, void *buf, size_t count, gas_dtype_t type,
+                                      int root);
+
+/* dst at root = op over the members' src (dst is ignored on other ranks). */
+GAS_EXPORT gas_status_t gas_reduce(gas_team_t team, void *dst, const void *src, size_t count,
+                                   gas_dtype_t type, gas_redop_t op, int root);
+
+/* Every member's dst = op over the members' src, element by element. */
+GAS_EXPORT gas_status_t gas_allreduce(gas_team_t team, void *dst, const void *src, size_t count,
+                                      gas_dtype_t type, gas_redop_t op);
+
+/* dst (count * size elements) = the members' src blocks of count elements, in team order. */
+GAS_EXPORT gas_status_t gas_allgather(gas_team_t team, void *dst, const void *src, size_t count,
+                                      gas_dtype_t type);
+
+/*
+ * As allgather, with counts[i] elements from member i stored at dst +
+ * displs[i] elements (displs NULL: packed in team order).  counts and displs
+ * are the same on every member; this rank sends counts[my rank] elements.
+ */
+GAS_EXPORT gas_status_t gas_allgatherv(gas_team_t team, void *dst, const void *src,
+                                       const size_t *counts, const size_t *displs,
+                                       gas_dtype_t type);
+
+/* Block j (count elements) of my src goes to member j, into block (my rank) of its dst. */
+GAS_EXPORT gas_status_t gas_alltoall(gas_team_t team, void *dst, const void *src, size_t count,
+                                     gas_dtype_t type);
+
+/*
+ * Variable all-to-all: src_counts[j] elements at src + src_displs[j] go to
+ * member j, which receives them at its dst + dst_displs[my rank] and must
+ * pass dst_counts[my rank] equal to that count (checked).  Each rank's
+ * vectors are its own; displs NULL means packed.  No in-place form.
+ */
+GAS_EXPORT gas_status_t gas_alltoallv(gas_team_t team, void *dst, const size_t *dst_counts,
+                                      const size_t *dst_displs, const void *src,
+                                      const size_t *src_counts, const size_t *src_displs,
+                                      gas_dtype_t type);
+
+/* src (count * size elements) is reduced over members; member i gets block i in dst. */
+GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const void *src,
+                                           size_t count, gas_dtype_t type, gas_redop_t op);
+
+/* root's dst (count * size elements) = every member's src block, in team order. */
+GAS_EXPORT gas_status_t gas_gather(gas_team_t team, void *dst, const void *src, size_t count,
+                                   gas_dtype_t type, int root);
+
+/* Member i's dst = block i of root's src (count * size elements; src ignored elsewhere). */
+GAS_EXPORT gas_status_t gas_scatter(gas_team_t team, void *dst, const void *src, size_t count,
+                                    gas_dtype_t type, int root);
+
+/*
+ * Non-blocking forms: start the collective and return a handle that
+ * gas_wait()/gas_test() complete (GAS_HANDLE_NULL when it completed at once,
+ * e.g. on a team of one).  The buffers must not be touched until then.
+ * Progress is made inside gas_test/gas_wait and inside every other libgas
+ * call that waits (a blocking collective, gas_get, gas_wait_until, ...).
+ * Several may be outstanding; on one team they complete in call order, and a
+ * blocking collective on that team completes the earlier ones first.
+ */
+GAS_EXPORT gas_status_t gas_team_barrier_nb(gas_team_t team, gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_broadcast_nb(gas_team_t team, void *buf, size_t count,
+                                         gas_dtype_t type, int root, gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_allreduce_nb(gas_team_t team, void *dst, const void *src,
+                                         size_t count, gas_dtype_t type, gas_redop_t op,
+                                         gas_handle_t *handle_p);
+
+/* ------------------------------------------------------------------------ */
+/* Collective algorithms                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef enum gas_coll {
+    GAS_COLL_BARRIER, GAS_COLL_BROADCAST, GAS_COLL_REDUCE, GAS_COLL_ALLREDUCE,
+    GAS_COLL_ALLGATHER, GAS_COLL_ALLGATHERV, GAS_COLL_ALLTOALL, GAS_COLL_ALLTOALLV,
+    GAS_COLL_REDUCE_SCATTER, GAS_COLL_GATHER, GAS_COLL_SCATTER,
+    GAS_COLL_COUNT
+} gas_coll_t;
+
+/* "allreduce", ... (NULL for an unknown collective). */
+GAS_EXPORT const char *gas_coll_name(gas_coll_t coll);
+
+/* Algorithm i of a collective (0 is "auto"); NULL past the last one. */
+GAS_EXPORT const char *gas_coll_algorithm(gas_coll_t coll, int i);
+
+/*
+ * Force an algorithm for a collective on this rank ("auto": back to the
+ * tuning table and GAS_COLL_<NAME>); every rank must force the same (a
+ * mismatch is reported by the first collective that exchanges messages).
+ * An algorithm that cannot run a given call (e.g. hierarchical on one node)
+ * falls back to the table's choice.  Not collective; takes effect for the
+ * collectives started after it.
+ */
+GAS_EXPORT gas_status_t gas_coll_set_algorithm(gas_coll_t coll, const char *algorithm);
+
+/*
+ * The algorithm a collective of `bytes` bytes (per rank's block for
+ * allgather(v)/alltoall(v)/gather/scatter/reduce-scatter, whole vector for the
+ * others) on `team` would use now.
+ */
+GAS_EXPORT gas_status_t gas_coll_choice(gas_team_t team, gas_coll_t coll, size_t bytes,
+                                        const char **algorithm_p);
 /* Statistics                                                                */
 /* ------------------------------------------------------------------------ */
 

@@ -115,6 +115,11 @@ int gas_rt_config_parse(enum gas_rt_config_type type, const char *choices, const
 {
     switch (type) {
     case GAS_CFG_T_SIZE:
+        /* A size row may name one word for 0 (e.g. "auto"). */
+        if (choices && strcasecmp(text, choices) == 0) {
+            *num_p = 0;
+            return 0;
+        }
         return parse_scaled(text, 0, num_p, why_p);
     case GAS_CFG_T_TIME:
         return parse_scaled(text, 1, num_p, why_p);
@@ -312,6 +317,9 @@ gas_status_t gas_rt_config_load(void)
         int id = find(name);
         if (id < 0) {
             const char *near = gas_rt_config_nearest(name);
+            /* GAS_TEST_* is also the test programs' own prefix: warn only for near misses. */
+            if (near == NULL && strncmp(name, "GAS_TEST_", 9) == 0)
+                continue;
             gas_log_warn("config", "unknown variable %s ignored%s%s%s", name,
                          near ? " (did you mean GAS_" : "", near ? near : "",
                          near ? "?)" : "");

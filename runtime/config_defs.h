@@ -3,7 +3,8 @@
  *
  * GAS_CONFIG_ROW(ID, TYPE, DEFAULT, CHOICES, DOC)
  *   ID       the variable is GAS_<ID>
- *   TYPE     SIZE (bytes, k/m/g/t/p suffixes), UINT, BOOL (y/yes/1/on, n/no/0/off),
+ *   TYPE     SIZE (bytes, k/m/g/t/p suffixes; CHOICES, if set, is a word that means 0),
+ *            UINT, BOOL (y/yes/1/on, n/no/0/off),
  *            TIME (seconds; s/ms/us/ns suffixes), ENUM (one of CHOICES, "a|b|c"), STRING,
  *            RATIO (a fraction: 0.05 or 5%; read as parts per million)
  *   DEFAULT  the value as a user would write it
@@ -15,8 +16,18 @@ GAS_CONFIG_ROW(ERRORS, ENUM, "abort", "abort|return",
                "What an API error does after logging it: abort the whole job, or return the error code to the caller.")
 GAS_CONFIG_ROW(BOOT_TIMEOUT, TIME, "30s", NULL,
                "How long gas_init waits to connect to gasrun's rendezvous when the rank runs on another host than gasrun (GASRUN_BOOT_ADDR); past it gas_init fails naming the address.")
-GAS_CONFIG_ROW(SEGMENT_SIZE, SIZE, "4g", NULL,
-               "Usable bytes of each rank's segment (virtual; pages are backed on first touch). Bounds what gas_malloc can hand out.")
+GAS_CONFIG_ROW(SEGMENT_SIZE, SIZE, "auto", "auto",
+               "Bytes of address space reserved for each rank's segment, which gas_malloc and gas_alloc share; pages are backed on first touch. auto: 3/8 of the address space this process may use (RLIMIT_AS, 47-bit user space) divided by the ranks on the node, rounded down to a power of two (and within GAS_SEGMENT_DIR's size). Every rank maps the segments of all ranks on its node, so ranks-per-node x size must fit 3/4 of that space.")
+GAS_CONFIG_ROW(SEGMENT_DIR, STRING, "", NULL,
+               "A tmpfs or hugetlbfs directory (e.g. /dev/shm) to hold the segments as unnamed files; empty: memfd segments. Its size then bounds what can be backed, and gas_init checks that the node's ranks can start in it.")
+GAS_CONFIG_ROW(PREFAULT, BOOL, "n", NULL,
+               "Back gas_malloc and gas_alloc memory when it is allocated (fallocate, after checking tmpfs, cgroup, overcommit and free memory), so that exhaustion is a GAS_ERR_NOMEM from the call rather than SIGBUS or the OOM killer on first touch. Costs the memory up front.")
+GAS_CONFIG_ROW(NUMA, STRING, "local", NULL,
+               "NUMA policy of each segment: local (the node of the rank's CPUs), interleave, node:N, or none (first touch). Read back with get_mempolicy; gas-info --memory shows each rank's.")
+GAS_CONFIG_ROW(HUGEPAGES, ENUM, "auto", "auto|on|off",
+               "Huge pages for segments: auto (the kernel's default for the backing), on (transparent huge pages via madvise, else the hugetlb pool; gas_init fails if neither is possible), off (madvise NOHUGEPAGE).")
+GAS_CONFIG_ROW(ARENAS, UINT, "1", NULL,
+               "gas_alloc arenas per NUMA node the rank uses (jemalloc arenas inside the segment); a thread uses the one of its node and CPU.")
 GAS_CONFIG_ROW(TRANSPORT, ENUM, "auto", "auto|shm|udp",
                "Force one transport for every peer (auto: shm to ranks on this node, udp to the others; udp: every other rank over udp, even on this node).")
 GAS_CONFIG_ROW(TIMEOUT, TIME, "0", NULL,
@@ -27,6 +38,36 @@ GAS_CONFIG_ROW(WAIT_SPIN, TIME, "20us", NULL,
                "How long a wait spins before it sleeps in the kernel; not used when the node runs more ranks than cores.")
 GAS_CONFIG_ROW(CONFIG_FILE, STRING, "", NULL,
                "A file of NAME=VALUE lines (GAS_ prefix optional, # comments) read before the environment; the environment wins.")
+GAS_CONFIG_ROW(COLL_SCRATCH, SIZE, "512k", NULL,
+               "Scratch space (collective mailboxes) each member of a team keeps for it in its segment, backed when used; at least 256 bytes per member are always taken. Larger values let big messages move in larger chunks.")
+GAS_CONFIG_ROW(COLL_ZCOPY_MIN, SIZE, "16k", NULL,
+               "Collective messages of at least this many bytes go straight into a destination buffer that lies in the receiver's segment (zero-copy) instead of through the mailboxes; 0: never.")
+GAS_CONFIG_ROW(COLL_TUNING, STRING, "", NULL,
+               "A tuning table (format: docs/collectives.md) choosing each collective's algorithm by size and team shape; empty: the built-in copy of configs/coll-tuning.conf.")
+GAS_CONFIG_ROW(COLL_BARRIER, ENUM, "auto", "auto|dissemination|hierarchical",
+               "Force the algorithm of team barriers (auto: the tuning table).")
+GAS_CONFIG_ROW(COLL_BROADCAST, ENUM, "auto", "auto|binomial|scatter_allgather|hierarchical",
+               "Force the algorithm of gas_broadcast (auto: the tuning table).")
+GAS_CONFIG_ROW(COLL_REDUCE, ENUM, "auto", "auto|binomial|reduce_scatter_gather|hierarchical",
+               "Force the algorithm of gas_reduce (auto: the tuning table).")
+GAS_CONFIG_ROW(COLL_ALLREDUCE, ENUM, "auto", "auto|recursive_doubling|rabenseifner|ring|hierarchical",
+               "Force the algorithm of gas_allreduce (auto: the tuning table).")
+GAS_CONFIG_ROW(COLL_ALLGATHER, ENUM, "auto", "auto|recursive_doubling|bruck|ring",
+               "Force the algorithm of gas_allgather (auto: the tuning table).")
+GAS_CONFIG_ROW(COLL_ALLGATHERV, ENUM, "auto", "auto|recursive_doubling|bruck|ring",
+               "Force the algorithm of gas_allgatherv (auto: the tuning table).")
+GAS_CONFIG_ROW(COLL_ALLTOALL, ENUM, "auto", "auto|pairwise|bruck|scattered",
+               "Force the algorithm of gas_alltoall (auto: the tuning table).")
+GAS_CONFIG_ROW(COLL_ALLTOALLV, ENUM, "auto", "auto|pairwise|scattered",
+               "Force the algorithm of gas_alltoallv (auto: the tuning table).")
+GAS_CONFIG_ROW(COLL_REDUCE_SCATTER, ENUM, "auto", "auto|recursive_halving|ring",
+               "Force the algorithm of gas_reduce_scatter (auto: the tuning table).")
+GAS_CONFIG_ROW(COLL_GATHER, ENUM, "auto", "auto|binomial|linear",
+               "Force the algorithm of gas_gather (auto: the tuning table).")
+GAS_CONFIG_ROW(COLL_SCATTER, ENUM, "auto", "auto|binomial|linear",
+               "Force the algorithm of gas_scatter (auto: the tuning table).")
+GAS_CONFIG_ROW(TEST_NODE_SIZE, UINT, "0", NULL,
+               "Testing only: collectives treat every N consecutive ranks as one node (0: the real nodes), so hierarchical algorithms run on one host.")
 GAS_CONFIG_ROW(PROGRESS, ENUM, "thread", "thread|poll",
                "Who serves incoming udp requests: a progress thread per rank that sleeps in epoll when idle (thread), or only the rank's own library calls (poll; see docs/udp.md for the trade-offs).")
 GAS_CONFIG_ROW(STATS, BOOL, "n", NULL,

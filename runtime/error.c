@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static _Thread_local char last_error[512];
+static _Thread_local char last_error[800];
 static int abort_policy = -1; /* -1: not configured yet, read GAS_ERRORS directly */
 
 void (*gas_rt_abort_hook)(int code, const char *msg);
@@ -34,7 +34,7 @@ GAS_EXPORT const char *gas_last_error(void)
 gas_status_t gas_rt_error_at(const char *file, int line, gas_status_t status, const char *call,
                             const char *fmt, ...)
 {
-    char cause[400];
+    char cause[700];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(cause, sizeof cause, fmt, ap);
@@ -57,7 +57,7 @@ void gas_rt_abort(int code, const char *msg)
     fflush(stderr);
     if (gas_rt_abort_hook)
         gas_rt_abort_hook(code, msg);
-    char buf[600];
+    char buf[900];
     int n = snprintf(buf, sizeof buf, "[gas r%d] job aborted: %s\n", gas_rt_log_rank_,
                      msg ? msg : "");
     if (n > 0) {

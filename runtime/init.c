@@ -1,10 +1,14 @@
 /*
  * init.c - gas_init / gas_finalize / gas_abort: the one place that starts the
- * layers in order (config, bootstrap, segment, transports, gas/) and stops
- * them in reverse.
+ * layers in order (config, bootstrap, segment, transports, gas/, arenas) and
+ * stops them in reverse.
  */
 #include <gas.h>
 
+#include "alloc/arena.h"
+#include "alloc/fault.h"
+#include "alloc/limits.h"
+#include "alloc/place.h"
 #include "alloc/segment.h"
 #include "boot.h"
 #include "config.h"
@@ -52,9 +56,31 @@ GAS_EXPORT gas_status_t gas_init(void)
     gas_rt_log_rank_ = boot->rank;
     gas_rt_abort_hook = abort_through_launcher;
 
+    /* The segment: limits and placement first, so that every error comes before any mapping. */
     struct gas_al_segment seg = {.fd = -1};
-    if ((st = gas_al_segment_create(boot->rank, gas_rt_config_size(GAS_CFG_SEGMENT_SIZE), &seg)) != GAS_OK)
+    struct gas_al_limits limits;
+    struct gas_al_place place;
+    uint64_t size = 0;
+    unsigned rbits, obits;
+    gas_gs_split_compute((uint64_t)boot->nranks, &rbits, &obits);
+    const char *dir = gas_rt_config_str(GAS_CFG_SEGMENT_DIR);
+    if ((st = gas_al_limits_read(dir, &limits)) != GAS_OK ||
+        (st = gas_al_place_plan(gas_rt_config_str(GAS_CFG_NUMA),
+                                gas_rt_config_enum(GAS_CFG_HUGEPAGES), &limits, &place)) != GAS_OK ||
+        (st = gas_al_segment_size_plan(&limits, gas_rt_config_size(GAS_CFG_SEGMENT_SIZE),
+                                       boot->local_size, obits >= 64 ? UINT64_MAX : 1ull << obits,
+                                       place.page, boot->local_rank == 0, &size)) != GAS_OK)
         goto err_boot;
+    char backing[600];
+    gas_al_limits_describe(&limits, place.hugetlb, backing, sizeof backing);
+    if (gas_al_fault_setup(boot->rank, backing, boot->local_size + 1) != 0) {
+        st = gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the table of mappings");
+        goto err_boot;
+    }
+    struct gas_al_seg_opts so = {.rank = boot->rank, .job_id = boot->job_id, .size = size,
+                                 .dir = dir, .place = &place};
+    if ((st = gas_al_segment_create(&so, &seg)) != GAS_OK)
+        goto err_fault;
     gas_tl_env_t env = {
         .rank = boot->rank, .nranks = boot->nranks, .local_rank = boot->local_rank,
         .job_key = boot->job_key, .node_id = gas_rt_node_id(),
@@ -68,20 +94,39 @@ GAS_EXPORT gas_status_t gas_init(void)
     }
     if ((st = gas_tl_init(boot, &env, forced)) != GAS_OK)
         goto err_segment;
-    if ((st = gas_gs_start(boot->rank, boot->nranks, &seg)) != GAS_OK)
+    int prefault = (int)gas_rt_config_size(GAS_CFG_PREFAULT);
+    if ((st = gas_gs_start(boot->rank, boot->nranks, &seg, &limits, &place, prefault)) != GAS_OK)
         goto err_transport;
+    struct gas_al_arena_cfg ac = {.seg = &gas_gs.seg, .space = &gas_gs.space,
+                                  .limits = &gas_gs.limits, .place = &gas_gs.place,
+                                  .per_node = (int)gas_rt_config_size(GAS_CFG_ARENAS),
+                                  .prefault = prefault};
+    if ((st = gas_al_arenas_start(&ac)) != GAS_OK) {
+        st = gas_rt_error(st, "gas_init",
+                          "cannot create the gas_alloc arenas (jemalloc) in the segment%s",
+                          st == GAS_ERR_NOSPACE ? ": it is too small, raise GAS_SEGMENT_SIZE"
+                          : st == GAS_ERR_NOMEM ? ": GAS_PREFAULT=y could not back their metadata"
+                                                : "");
+        goto err_gas;
+    }
     int oversubscribed = boot->local_size > usable_cpus();
     gas_rt_wait_setup(&gas_al_seg_hdr(seg.base)->doorbell, seg.base, seg.size,
                       oversubscribed ? 0 : gas_rt_config_ns(GAS_CFG_WAIT_SPIN),
                       gas_rt_config_ns(GAS_CFG_TIMEOUT), gas_rt_config_ns(GAS_CFG_STALL_WARN));
     /* Every rank's address is published before anyone may contact it. */
-    if ((st = boot->barrier()) != GAS_OK)
-        goto err_gas;
-    gas_log_info("init", "rank %d of %d up (bootstrap %s, segment %llu bytes%s)", boot->rank,
-                 boot->nranks, boot->name, (unsigned long long)seg.size,
-                 oversubscribed ? ", oversubscribed: waits sleep at once" : "");
+    if ((st = boot->barrier()) != GAS_OK || (st = gas_gs_agree()) != GAS_OK)
+        goto err_arenas;
+    /* Teams: the scratch slots come from the heap (collective), then the node table. */
+    if ((st = gas_co_start()) != GAS_OK || (st = gas_co_start_nodes()) != GAS_OK)
+        goto err_arenas;
+    gas_log_info("init", "rank %d of %d up (bootstrap %s, segment %llu bytes, NUMA: %s; huge "
+                 "pages: %s%s)", boot->rank, boot->nranks, boot->name,
+                 (unsigned long long)seg.size, place.numa_desc, place.huge_desc,
+                 oversubscribed ? "; oversubscribed: waits sleep at once" : "");
     return GAS_OK;
 
+err_arenas:
+    gas_al_arenas_stop();
 err_gas:
     gas_gs_stop();
     gas_gs.phase = GAS_GS_NEVER;
@@ -89,6 +134,8 @@ err_transport:
     gas_tl_fini();
 err_segment:
     gas_al_segment_destroy(&seg);
+err_fault:
+    gas_al_fault_teardown();
 err_boot:
     boot->fini();
     gas_rt_abort_hook = NULL;
@@ -105,11 +152,13 @@ GAS_EXPORT gas_status_t gas_finalize(void)
     if (gas_rt_config_size(GAS_CFG_STATS))
         gas_tl_stats_print();
     struct gas_al_segment seg = gas_gs.seg;
+    gas_al_arenas_stop();
     gas_tl_fini();
     gas_rt_progress_reset();
     gas_gs_stop();
     gas_rt_wait_setup(NULL, NULL, 0, 0, 0, 0);
     gas_al_segment_destroy(&seg);
+    gas_al_fault_teardown();
     boot->fini();
     gas_rt_abort_hook = NULL;
     boot = NULL;

@@ -55,3 +55,15 @@ int gas_rt_ratelimit_pass(struct gas_rt_ratelimit *rl, uint64_t interval_ns, uin
     *held_p = __atomic_exchange_n(&rl->held, 0, __ATOMIC_RELAXED);
     return 1;
 }
+
+void gas_rt_format_bytes(char *buf, size_t cap, uint64_t n)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)n;
+    int u = 0;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}

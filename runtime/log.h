@@ -7,6 +7,7 @@
 #ifndef GAS_RT_LOG_H
 #define GAS_RT_LOG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum gas_rt_log_level {
@@ -29,6 +30,9 @@ void gas_rt_log_emit(int level, const char *subsys, const char *file, int line,
 #define gas_log_warn(subsys, ...)  gas_log(GAS_LOG_WARN, subsys, __VA_ARGS__)
 #define gas_log_info(subsys, ...)  gas_log(GAS_LOG_INFO, subsys, __VA_ARGS__)
 #define gas_log_debug(subsys, ...) gas_log(GAS_LOG_DEBUG, subsys, __VA_ARGS__)
+
+/* "12.0 GiB" style sizes for messages (powers of 1024). */
+void gas_rt_format_bytes(char *buf, size_t cap, uint64_t n);
 
 /* Log at most once per call site for the life of the process. */
 #define gas_log_warn_once(subsys, ...)                                           \

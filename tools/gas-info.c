@@ -1,16 +1,27 @@
 /*
  * gas-info - what this libgas is and how it is configured.
  *
- *   gas-info                  version, build features, transports, settings
+ *   gas-info                  version, build features, transports, this node's
+ *                             memory (NUMA topology, limits), settings
+ *   gas-info --memory         also join a job (one rank, or every rank under
+ *                             gasrun) and print each rank's placement and memory
  *   gas-info --config         only the settings: name, value, where it came from
  *   gas-info --config-markdown   docs/config.md, generated from the table
+ *   gas-info --coll           collectives: algorithms, current choices, tuning table
  */
 #include <gas.h>
 
+#include "alloc/limits.h"
+#include "alloc/place.h"
+#include "gas/coll/info.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
+#include "runtime/log.h"
+#include "runtime/topo.h"
 #include "transport/transport.h"
 
+#include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +48,10 @@ static void print_markdown(void)
            "named by `GAS_CONFIG_FILE` (the environment wins). Sizes take k/m/g/t/p suffixes\n"
            "(powers of 1024); durations take s/ms/us/ns (seconds when bare); fractions take 0.05\n"
            "or 5%%; booleans accept only y/yes/1/on and n/no/0/off. An unknown `GAS_*` variable\n"
-           "draws a warning naming the closest known one. `gas-info` prints the values in force\n"
-           "and where each came from. `GAS_TEST_*` settings inject faults for tests; leave them off.\n\n"
+           "draws a warning naming the closest known one (`GAS_TEST_*` names are left to test\n"
+           "programs unless they are close to a known one). `gas-info` prints the values in force\n"
+           "and where each came from. The `GAS_TEST_*` settings below inject faults for tests;\n"
+           "leave them off.\n\n"
            "| variable | type | default | meaning |\n| --- | --- | --- | --- |\n");
     for (int i = 0; i < GAS_CFG_COUNT; i++) {
         const struct gas_rt_config_def *d = &gas_rt_config_defs[i];
@@ -66,6 +79,121 @@ static int print_config(void)
     return 0;
 }
 
+static const char *bytes(char *buf, size_t cap, uint64_t n)
+{
+    gas_rt_format_bytes(buf, cap, n);
+    return buf;
+}
+
+/* The node: NUMA topology, what bounds backing memory, what a segment may be. */
+static void print_node(void)
+{
+    const struct gas_rt_topo *t = gas_rt_topo();
+    char a[32], b[32], cpus[256];
+    printf("NUMA: %d node%s%s\n", t->nnodes, t->nnodes == 1 ? "" : "s",
+           !t->numa ? " (no NUMA support in the kernel: one node assumed)"
+           : t->nnodes == 1 ? " (placement policies are accepted; there is one node to place on)" : "");
+    for (int i = 0; i < t->nnodes; i++) {
+        gas_rt_cpulist_format(&t->nodes[i].cpus, cpus, sizeof cpus);
+        printf("  node %d: CPUs %s, memory %s (%s free)\n", t->nodes[i].id, cpus[0] ? cpus : "none",
+               bytes(a, sizeof a, t->nodes[i].mem_total), bytes(b, sizeof b, t->nodes[i].mem_free));
+    }
+    if (gas_rt_config_load() != GAS_OK)
+        return;
+    struct gas_al_limits l;
+    if (gas_al_limits_read(gas_rt_config_str(GAS_CFG_SEGMENT_DIR), &l) != GAS_OK) {
+        printf("memory: %s\n", gas_last_error());
+        return;
+    }
+    char thp[32], desc[700];
+    gas_al_thp_shmem_setting(thp, sizeof thp);
+    gas_al_limits_describe(&l, 0, desc, sizeof desc);
+    printf("segment backing: %s; limited by %s\n",
+           l.dir_kind == GAS_AL_DIR_NONE ? "memfd" : l.dir, desc);
+    printf("huge pages: transparent for shmem: %s; hugetlb pool: %" PRIu64 " pages of %s "
+           "(+%" PRIu64 " overcommit)\n",
+           thp[0] ? thp : "unknown", l.huge_total, bytes(a, sizeof a, l.huge_page), l.huge_overcommit);
+    printf("overcommit: vm.overcommit_memory=%d; vm.max_map_count=%ld\n", l.overcommit,
+           l.max_map_count);
+    const char *ls = getenv("GASRUN_LOCAL_SIZE");
+    int local = ls ? atoi(ls) : 1;
+    uint64_t size = 0;
+    int saved = gas_rt_log_level_;
+    gas_rt_log_level_ = GAS_LOG_FATAL;
+    gas_status_t st = gas_al_segment_size_plan(&l, gas_rt_config_size(GAS_CFG_SEGMENT_SIZE),
+                                               local > 0 ? local : 1, 1ull << 57, 4096, 0, &size);
+    gas_rt_log_level_ = saved;
+    printf("address space for segments: %s (%s%s); ", bytes(a, sizeof a, gas_al_va_budget(&l)),
+           l.as_limit == GAS_AL_NO_LIMIT ? "user space " : "RLIMIT_AS ",
+           bytes(b, sizeof b, l.as_limit == GAS_AL_NO_LIMIT ? l.va_top : l.as_limit));
+    if (st == GAS_OK)
+        printf("segment size for %d rank%s per node: %s\n\n", local, local == 1 ? "" : "s",
+               bytes(a, sizeof a, size));
+    else
+        printf("segment size: %s\n\n", gas_last_error());
+}
+
+/* One rank's placement, as rank 0 prints it. */
+struct rank_info {
+    int32_t rank, node, arenas, pad;
+    char cpus[64];
+    char policy[160];
+    uint64_t reserved, backed, heap_end, arena_reserved, arena_used, peers_mapped;
+};
+
+static int print_ranks(void)
+{
+    gas_status_t st = gas_init();
+    if (st != GAS_OK) {
+        fprintf(stderr, "gas-info: gas_init failed: %s\n", gas_last_error());
+        return 1;
+    }
+    int me = gas_rank(), n = gas_nranks();
+    gas_mem_stats_t s;
+    struct rank_info ri;
+    memset(&ri, 0, sizeof ri);
+    cpu_set_t set;
+    sched_getaffinity(0, sizeof set, &set);
+    gas_memory_stats(&s);
+    ri.rank = me;
+    ri.node = s.numa_node;
+    ri.arenas = s.arenas;
+    gas_rt_cpulist_format(&set, ri.cpus, sizeof ri.cpus);
+    snprintf(ri.policy, sizeof ri.policy, "%.159s", s.numa_policy);
+    ri.reserved = s.reserved;
+    ri.backed = s.backed;
+    ri.heap_end = s.heap_end;
+    ri.arena_reserved = s.arena_reserved;
+    ri.arena_used = s.arena_used;
+    ri.peers_mapped = s.peers_mapped;
+    gas_ptr_t all;
+    if ((st = gas_malloc((size_t)n * sizeof ri, &all)) == GAS_OK) {
+        gas_ptr_t p;
+        gas_ptr_index(all, sizeof ri, (uint64_t)me, &p);
+        gas_put(p, &ri, sizeof ri);
+    }
+    gas_barrier();
+    if (me == 0 && st == GAS_OK) {
+        printf("segments: %s; huge pages: %s\n", s.backing, s.hugepages);
+        printf("%4s %-10s %-5s %10s %10s %10s %10s %10s  %s\n", "rank", "cpus", "node", "reserved",
+               "backed", "heap", "arenas", "in blocks", "placement");
+        for (int r = 0; r < n; r++) {
+            gas_ptr_t p;
+            char a[5][32];
+            gas_ptr_index(all, sizeof ri, (uint64_t)r, &p);
+            gas_get(&ri, p, sizeof ri);
+            printf("%4d %-10s %-5d %10s %10s %10s %10s %10s  %s\n", ri.rank, ri.cpus, ri.node,
+                   bytes(a[0], 32, ri.reserved), bytes(a[1], 32, ri.backed),
+                   bytes(a[2], 32, ri.heap_end), bytes(a[3], 32, ri.arena_reserved),
+                   bytes(a[4], 32, ri.arena_used), ri.policy);
+        }
+    }
+    if (st == GAS_OK)
+        gas_free(all);
+    gas_finalize();
+    return st == GAS_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     gas_rt_error_set_abort(0);
@@ -75,10 +203,15 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "--config") == 0)
         return print_config();
-    if (argc > 1) {
-        fprintf(stderr, "usage: gas-info [--config | --config-markdown]\n");
+    if (argc > 1 && strcmp(argv[1], "--coll") == 0)
+        return gas_co_info(stdout) == GAS_OK ? 0 : 1;
+    int memory = argc > 1 && strcmp(argv[1], "--memory") == 0;
+    if (argc > 1 && !memory) {
+        fprintf(stderr, "usage: gas-info [--memory | --config | --config-markdown | --coll]\n");
         return 2;
     }
+    if (memory && getenv("GASRUN_RANK") && strcmp(getenv("GASRUN_RANK"), "0") != 0)
+        return print_ranks();  /* under gasrun, rank 0 prints for everyone */
     printf("libgas %s\n", GAS_VERSION_STRING);
     printf("build: C11, %s, ibverbs headers %s\n",
 #ifdef __OPTIMIZE__
@@ -93,5 +226,14 @@ int main(int argc, char **argv)
     printf("\npointer format: rank in the high bits (at least %d), offset in the low bits "
            "(at most %d)\n\n",
            64 - GAS_PTR_MAX_OFFSET_BITS, GAS_PTR_MAX_OFFSET_BITS);
-    return print_config();
+    print_node();
+    if (memory)
+        return print_ranks();
+    int rc = print_config();
+    printf("\n");
+    if (rc == 0 && gas_co_info(stdout) != GAS_OK) {
+        fprintf(stderr, "gas-info: the tuning table is invalid: %s\n", gas_last_error());
+        rc = 1;
+    }
+    return rc;
 }

@@ -1,5 +1,6 @@
-# tools/: gasrun (launcher), gascc (compiler wrapper), gas-info, gas-bench.
+# tools/: gasrun (launcher), gascc (compiler wrapper), gas-info, gas-bench, gas-bench-mem.
 TOOL_BINS += $(BUILD)/bin/gasrun $(BUILD)/bin/gascc $(BUILD)/bin/gas-info $(BUILD)/bin/gas-bench
+TOOL_BINS += $(BUILD)/bin/gas-bench-mem $(BUILD)/bin/gas-bench-scale
 
 GASRUN_SRCS := $(wildcard tools/gasrun/*.c) runtime/boot_wire.c runtime/boot_tcp.c
 $(BUILD)/bin/gasrun: $(GASRUN_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -10,9 +11,19 @@ $(BUILD)/bin/gas-info: $(BUILD)/obj/tools/gas-info.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(LINK_PROG)
 
-$(BUILD)/bin/gas-bench: $(BUILD)/obj/tools/gas-bench.o $(LIBA)
+GAS_BENCH_SRCS := tools/gas-bench.c tools/bench_util.c tools/bench_ref.c tools/bench_rma.c \
+                  tools/bench_coll.c tools/bench_out.c tools/bench_svg.c
+$(BUILD)/bin/gas-bench: $(GAS_BENCH_SRCS:%.c=$(BUILD)/obj/%.o) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(LINK_PROG)
+
+$(BUILD)/bin/gas-bench-scale: $(BUILD)/obj/tools/gas-bench-scale.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(LINK_PROG)
+
+$(BUILD)/bin/gas-bench-mem: $(BUILD)/obj/tools/gas-bench-mem.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(LINK_PROG) -ldl
 
 # gascc finds headers and libraries relative to itself (build tree or PREFIX).
 $(BUILD)/bin/gascc: tools/gascc.in Makefile

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib-gasrun.sh"
 unset BOOT_CLIENT_ONE_HOST
 LL=tests/scripts/local-launcher.sh
-REMOTE=(--launcher "$LL" --bind 127.0.0.1)
+REMOTE=(--launcher "$LL" --rendezvous 127.0.0.1)
 SHOW='echo "${GASRUN_TEST_HOST:-here} $GASRUN_LOCAL_RANK/$GASRUN_LOCAL_SIZE"'
 
 expect_lines() { # what lines...: stdout is exactly these lines (any order)
@@ -73,13 +73,13 @@ GASRUN_TEST_HOST=$host exec sh -c "$*"
 EOF
 chmod +x "$TMPD/ssh"
 args=("a b" "it's" '$HOME' '"q"' '' 'x;y' '*' 'back\slash' $'new\nline')
-GAS_TEST_FORWARD="it's \$x" run_job -n 2 --hosts h1,h2 --launcher "$TMPD/ssh" --bind 127.0.0.1 \
+GAS_TEST_FORWARD="it's \$x" run_job -n 2 --hosts h1,h2 --launcher "$TMPD/ssh" --rendezvous 127.0.0.1 \
     sh -c 'printf "<%s>" "$GAS_TEST_FORWARD" "$@"; echo' "$MARK" "${args[@]}"
 expect_rc 0 "shell mode"
 want=$(printf "<%s>" "it's \$x" "${args[@]}")
 [ "$(grep -c . "$TMPD/out")" -ge 2 ] || fail "shell mode: no output"
 grep -qF -- "[1] $want" "$TMPD/out" || fail "shell mode: words changed: $(head -c 300 "$TMPD/out")"
-run_job -n 2 --hosts h1 --launcher "$LL" --launcher-mode shell --bind 127.0.0.1 true
+run_job -n 2 --hosts h1 --launcher "$LL" --launcher-mode shell --rendezvous 127.0.0.1 true
 expect_rc 127 "--launcher-mode shell with an exec launcher"
 pass "shell-mode quoting"
 
@@ -128,16 +128,16 @@ run_job -n 2 --hostfile "$TMPD/none" true
 expect_rc 2 "missing hostfile"
 run_job -n 2 --hosts h1 --launcher-mode bogus true
 expect_rc 2 "--launcher-mode bogus"
-run_job -n 2 --hosts h1 --bind nowhere true
-expect_rc 2 "--bind nowhere"
+run_job -n 2 --hosts h1 --rendezvous nowhere true
+expect_rc 2 "--rendezvous nowhere"
 run_job -n 2 --hosts nosuch.invalid --launcher "$LL" true
 expect_rc 1 "unresolvable host"
 expect_err "cannot tell which address host nosuch.invalid reaches gasrun at" "unresolvable host"
-run_job -n 2 --hosts h1 --launcher "no-such-launcher-$MARK" --bind 127.0.0.1 true
+run_job -n 2 --hosts h1 --launcher "no-such-launcher-$MARK" --rendezvous 127.0.0.1 true
 expect_rc 127 "missing launcher"
-run_job -n 2 --hosts h1 --bind 192.0.2.1 --launcher "$LL" true
-expect_rc 1 "--bind to a foreign address"
-expect_err "not an address of this host" "--bind to a foreign address"
+run_job -n 2 --hosts h1 --rendezvous 192.0.2.1 --launcher "$LL" true
+expect_rc 1 "--rendezvous to a foreign address"
+expect_err "not an address of this host" "--rendezvous to a foreign address"
 pass "usage errors"
 
 # The example cluster file in configs/ stays readable: one rank per host.

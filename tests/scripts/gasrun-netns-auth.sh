@@ -16,7 +16,7 @@ PORT=$((20000 + RANDOM % 20000))   # the namespaces are ours: any port is free
 GATE=$TMPD/gate
 
 ip netns exec "$A" "$GASRUN" -n 4 --hosts "$A,$B" --launcher 'ip netns exec' \
-    --bind "${NS_ADDR[0]}:$PORT" "$CLIENT" gate "$GATE" "$MARK" \
+    --rendezvous "${NS_ADDR[0]}:$PORT" "$CLIENT" gate "$GATE" "$MARK" \
     >"$TMPD/out" 2>"$TMPD/err" </dev/null &
 GPID=$!
 for ((i = 0; i < 100; i++)); do

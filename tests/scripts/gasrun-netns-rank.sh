@@ -20,7 +20,7 @@ ln -s "$PWD/tests/scripts/netns-ssh.sh" "$TMPD/ssh"
 
 for how in KILL TERM; do
     ip netns exec "$A" "$GASRUN" -n 2 --hosts "$B" --ppn 2 --launcher "$TMPD/ssh" \
-        --bind "${NS_ADDR[0]}" "$HANG" "$MARK" >"$TMPD/out" 2>"$TMPD/err" </dev/null &
+        --rendezvous "${NS_ADDR[0]}" "$HANG" "$MARK" >"$TMPD/out" 2>"$TMPD/err" </dev/null &
     GPID=$!
     for ((i = 0; i < 200; i++)); do
         [ "$(grep -c ' up$' "$TMPD/out")" = 2 ] && break

@@ -12,7 +12,7 @@ netns_setup 2
 A=${NS[0]} B=${NS[1]}
 ln -s "$PWD/tests/scripts/netns-ssh.sh" "$TMPD/ssh"
 JOB_NS=$A
-HOSTS=(--hosts "$A,$B" --launcher "$TMPD/ssh" --bind "${NS_ADDR[0]}")
+HOSTS=(--hosts "$A,$B" --launcher "$TMPD/ssh" --rendezvous "${NS_ADDR[0]}")
 
 run_job -n 4 -v "${HOSTS[@]}" "$CLIENT" where "$MARK"
 expect_rc 0 "success"

@@ -12,7 +12,7 @@ set -m  # background jobs must not start with SIGINT ignored
 netns_setup 2
 A=${NS[0]} B=${NS[1]}
 JOB_NS=$A
-HOSTS=(--hosts "$A,$B" --launcher 'ip netns exec' --bind "${NS_ADDR[0]}")
+HOSTS=(--hosts "$A,$B" --launcher 'ip netns exec' --rendezvous "${NS_ADDR[0]}")
 
 run_job -n 4 "${HOSTS[@]}" "$CLIENT" where "$MARK"
 expect_rc 0 "success"
@@ -33,7 +33,7 @@ for r in 0 1 2 3; do
     grep -qxF "[$r] $r $ns ${NS_ADDR[0]} nofd" "$TMPD/out" || fail "placement: rank $r"
 done
 check_clean "placement"
-# No --bind: the address comes from the hostfile (addr=, or iface= here).
+# No --rendezvous: the address comes from the hostfile (addr=, or iface= here).
 printf '%s slots=2 addr=%s\n%s slots=2 iface=%s # the veth\n' "$A" "${NS_ADDR[0]}" \
     "$B" "$NS_DEV" >"$TMPD/hosts"
 run_job -n 4 --hostfile "$TMPD/hosts" --launcher 'ip netns exec' sh -c \

@@ -7,7 +7,7 @@
 # and 10.213.0.2), optionally limits the rate (tbf) of what each sends, or
 # drops / duplicates PCT% of it (nftables), then runs, in the first one,
 #
-#   gasrun --hosts A,B --launcher 'ip netns exec' --bind 10.213.0.1 GASRUN-ARGS...
+#   gasrun --hosts A,B --launcher 'ip netns exec' --rendezvous 10.213.0.1 GASRUN-ARGS...
 #
 # (so `-n 4` places ranks 0-1 in A and 2-3 in B; add --ppn K to change that),
 # with GAS_UDP_IFACE=gas0 unless it is set, and removes the namespaces and
@@ -43,7 +43,7 @@ done
 export GAS_UDP_IFACE=${GAS_UDP_IFACE:-$NS_DEV}
 echo "netns-run: ${NS[0]}=${NS_ADDR[0]} ${NS[1]}=${NS_ADDR[1]}${rate:+ rate $rate}${loss:+ loss $loss%}${dup:+ dup $dup%}" >&2
 timeout -k 5 "$limit" ip netns exec "${NS[0]}" "$GASRUN" --hosts "${NS[0]},${NS[1]}" \
-    --launcher 'ip netns exec' --bind "${NS_ADDR[0]}" "$@"
+    --launcher 'ip netns exec' --rendezvous "${NS_ADDR[0]}" "$@"
 rc=$?
 [ $rc = 124 ] && echo "netns-run: gasrun did not finish within $limit s" >&2
 left=$(netns_pids | paste -sd, -)

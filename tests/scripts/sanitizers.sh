@@ -23,9 +23,13 @@ run() { # ranks binary
     if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then echo "FAILED under sanitizers (rc=$rc): $*"; fail=1; fi
 }
 for t in $B/tests/unit/test_*; do run - "$t"; done
-for t in test_put_get test_sizes test_atomics test_order test_bad_input test_layout; do
+for t in test_put_get test_sizes test_atomics test_order test_bad_input test_layout \
+         test_alloc_threads test_alloc_model test_exhaust test_placement; do
     [ -x $B/tests/mr/$t ] && run 3 $B/tests/mr/$t
 done
+run - $B/tests/mr/test_arena_hooks
+run 3 $B/tests/mr/test_coll --quick
+GAS_TEST_NODE_SIZE=2 run 4 $B/tests/mr/test_coll --quick
 # The udp transport: its threads, channels and wire parsing under the sanitizers.
 for t in test_put_get test_atomics test_order test_udp_stray test_udp_oneside test_udp_threads; do
     [ -x $B/tests/mr/$t ] && GAS_TRANSPORT=udp run 2 $B/tests/mr/$t

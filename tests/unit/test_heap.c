@@ -1,7 +1,8 @@
 /*
  * Symmetric heap: random alloc/free sequences checked against a byte-map
- * model (no overlap, inside bounds, aligned), exhaustion, coalescing, and
- * determinism (two heaps fed the same sequence hand out the same offsets).
+ * model (no overlap, inside bounds, aligned), exhaustion, coalescing,
+ * determinism (two heaps fed the same sequence hand out the same offsets),
+ * and the movable end (growing on demand, shrinking after frees at the top).
  */
 #include "alloc/heap.h"
 #include "unit.h"
@@ -22,6 +23,45 @@ static void check_invariants(const struct gas_al_heap *h)
     for (size_t i = 1; i < h->nfree; i++)
         UCHECK(h->free[i - 1].off + h->free[i - 1].len < h->free[i].off,
                "free ranges %zu and %zu touch or overlap (not coalesced)", i - 1, i);
+}
+
+/* An empty heap that grows on demand, as gas_malloc drives it, and shrinks back. */
+static void check_movable_end(void)
+{
+    struct gas_al_heap h;
+    uint64_t off, end;
+    gas_al_heap_init(&h, START, START);
+    UCHECK(gas_al_heap_alloc(&h, 100, 64, &off) == GAS_ERR_NOSPACE, "an empty heap is full");
+    UCHECK(gas_al_heap_need_end(&h, 100, 64, &end) == GAS_OK && end == START + 100,
+           "need_end of an empty heap: %llu", (unsigned long long)end);
+    UCHECK(gas_al_heap_set_end(&h, end) == GAS_OK, "grow");
+    UCHECK(gas_al_heap_alloc(&h, 100, 64, &off) == GAS_OK && off == START, "alloc after growing");
+    /* Full again; the next block needs alignment past the top. */
+    UCHECK(gas_al_heap_need_end(&h, 64, 64, &end) == GAS_OK && end == START + 128 + 64,
+           "need_end with alignment: %llu", (unsigned long long)end);
+    UCHECK(gas_al_heap_set_end(&h, START + 8192) == GAS_OK, "grow more");
+    uint64_t a, b;
+    UCHECK(gas_al_heap_alloc(&h, 1000, 64, &a) == GAS_OK && gas_al_heap_alloc(&h, 1000, 64, &b) == GAS_OK,
+           "two blocks");
+    UCHECK(gas_al_heap_top(&h) == b + 1000, "top is the end of the last block");
+    /* A free range at the top is counted by need_end. */
+    UCHECK(gas_al_heap_need_end(&h, 8192, 64, &end) == GAS_OK && end == ((b + 1000 + 63) & ~63ull) + 8192,
+           "need_end uses the free range at the top: %llu", (unsigned long long)end);
+    /* Shrinking needs the space above the new end to be free. */
+    UCHECK(gas_al_heap_set_end(&h, b + 500) == GAS_ERR_INVALID, "shrink into a live block");
+    UCHECK(h.end == START + 8192, "a refused shrink changed the end");
+    UCHECK(gas_al_heap_set_end(&h, b + 1000) == GAS_OK && h.end == b + 1000, "shrink to the top");
+    UCHECK(gas_al_heap_alloc(&h, 64, 64, &off) == GAS_ERR_NOSPACE, "full after shrinking to the top");
+    gas_al_heap_free(&h, b);
+    UCHECK(gas_al_heap_top(&h) == a + 1000, "top after freeing the last block");
+    UCHECK(gas_al_heap_set_end(&h, a + 1000) == GAS_OK && h.nfree <= 1, "shrink after a free");
+    gas_al_heap_free(&h, a);
+    gas_al_heap_free(&h, START);
+    UCHECK(gas_al_heap_top(&h) == START, "top of an empty heap");
+    UCHECK(gas_al_heap_set_end(&h, START) == GAS_OK && h.nfree == 0, "back to empty");
+    UCHECK(gas_al_heap_set_end(&h, START - 1) == GAS_ERR_INVALID, "end below start");
+    UCHECK(gas_al_heap_need_end(&h, UINT64_MAX, 64, &end) == GAS_ERR_OVERFLOW, "overflow");
+    gas_al_heap_fini(&h);
 }
 
 int main(void)
@@ -96,5 +136,6 @@ int main(void)
     UCHECK(gas_al_heap_alloc(&h, 0, 1, &off) == GAS_ERR_INVALID, "zero-length alloc");
     gas_al_heap_fini(&h);
     gas_al_heap_fini(&twin);
+    check_movable_end();
     return unit_finish("test_heap");
 }

@@ -1,11 +1,17 @@
 /*
  * Global-pointer encoding: the rank/offset split for job sizes from 1 to 2^20,
  * boundaries (first/last rank, offset limits), and layout indexing at the
- * extremes of arrays of 2^50+ bytes over simulated large jobs.
+ * extremes of arrays of 2^50+ bytes over simulated large jobs: the layouts
+ * are planned by the real planner (gas_gs_plan) and every probed pointer is
+ * resolved back to its array index by the real resolver (gas_gs_resolve).
  */
 #include <gas.h>
 #include "gas/internal.h"
+#include "runtime/error.h"
+#include "runtime/log.h"
 #include "unit.h"
+
+#include <string.h>
 
 static void use_split(uint64_t nranks)
 {
@@ -26,11 +32,17 @@ static void check_split(uint64_t nranks, unsigned want_rank_bits)
     UCHECK((1ull << rb) >= nranks || rb == 64, "nranks=%llu: %u bits cannot count the ranks",
            (unsigned long long)nranks, rb);
     UCHECK(ob <= GAS_PTR_MAX_OFFSET_BITS, "offset bits %u above the cap", ob);
-    /* The format spans 2^64 bytes and a job of nranks addresses nranks windows. */
+    /*
+     * The format spans 2^64 bytes; a job of nranks addresses nranks windows.
+     * From 8 ranks up (up to 2^20) that is at least 1 EiB; smaller jobs are
+     * capped by what one process can map (2^57 bytes a rank).
+     */
     long double span = (long double)nranks * (long double)(1ull << ob);
-    if (nranks >= (1ull << 13))
+    if (nranks >= 8)
         UCHECK(span >= (long double)(1ull << 60), "nranks=%llu spans under 1 EiB",
                (unsigned long long)nranks);
+    UCHECK(ob >= 44, "nranks=%llu: a window of 2^%u bytes is under 16 TiB",
+           (unsigned long long)nranks, ob);
 
     use_split(nranks);
     uint64_t last = nranks - 1, maxoff = (1ull << ob) - 1;
@@ -68,8 +80,65 @@ static void check_layout_extremes(uint64_t nranks, uint64_t nbytes, uint64_t blo
     }
 }
 
+/*
+ * Plan nelems x elem over a simulated job of nranks whose segments fill the
+ * pointer window, then map indices to (rank, offset) at the extremes and
+ * resolve each pointer back to its index.
+ */
+static void check_plan_extremes(uint64_t nranks, uint64_t nelems, size_t elem, gas_dist_t dist,
+                                uint64_t block_elems)
+{
+    use_split(nranks);
+    uint64_t window = 1ull << gas_ptr_split_.offset_bits;
+    gas_layout_t l;
+    const char *why = "";
+    gas_status_t st = gas_gs_plan(nranks, window, nelems, elem, dist, block_elems, &l, &why);
+    UCHECK(st == GAS_OK, "plan of %llu x %zu over %llu ranks: %s", (unsigned long long)nelems,
+           elem, (unsigned long long)nranks, why);
+    if (st != GAS_OK)
+        return;
+    l.local_offset = 65536;
+    l.base = gas_ptr_make(0, l.local_offset);
+    UCHECK(l.local_offset + l.local_bytes <= window, "the array does not fit the window");
+    /* The resolver's view of the job: this one array below the heap's end. */
+    gas_gs.nranks = (int)nranks;
+    gas_gs.allocs = &l;
+    gas_gs.nallocs = 1;
+    gas_gs.heap.end = window;
+    uint64_t n = l.nbytes, b = l.block;
+    uint64_t probes[] = {0, elem - 1, b - 1, b, b * nranks - 1, b * nranks, n / 2, n / 3 * 2,
+                         n - b, n - elem, n - 1};
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        uint64_t idx = probes[i];
+        if (idx >= n)
+            continue;
+        gas_ptr_t p = gas_layout_ptr(&l, idx);
+        uint64_t chunk = idx / b;
+        UCHECK((uint64_t)gas_ptr_rank(p) == chunk % nranks &&
+               gas_ptr_offset(p) == 65536 + chunk / nranks * b + idx % b,
+               "%llu ranks, byte %llu: rank %d offset %llu", (unsigned long long)nranks,
+               (unsigned long long)idx, gas_ptr_rank(p), (unsigned long long)gas_ptr_offset(p));
+        struct gas_gs_span sp;
+        st = gas_gs_resolve("test", "pointer", p, 1, &sp);
+        UCHECK(st == GAS_OK && sp.l == &l && sp.idx == idx,
+               "%llu ranks: byte %llu resolved to %llu (%s)", (unsigned long long)nranks,
+               (unsigned long long)idx, (unsigned long long)sp.idx, gas_last_error());
+        struct gas_gs_piece pc = gas_gs_piece_at(&sp, sp.idx, n - idx);
+        UCHECK(pc.rank == gas_ptr_rank(p) && pc.off == gas_ptr_offset(p) && pc.len >= 1,
+               "piece at byte %llu", (unsigned long long)idx);
+    }
+    /* One past the end is not inside; a range running past the end is refused. */
+    struct gas_gs_span sp;
+    gas_ptr_t last = gas_layout_ptr(&l, n - 1);
+    UCHECK(gas_gs_resolve("test", "pointer", last, 2, &sp) == GAS_ERR_BOUNDS, "range past the end");
+    gas_gs.allocs = NULL;
+    gas_gs.nallocs = 0;
+}
+
 int main(void)
 {
+    gas_rt_error_set_abort(0);
+    gas_rt_log_level_ = GAS_LOG_FATAL;
     check_split(1, 7);
     check_split(2, 7);
     check_split(3, 7);
@@ -87,5 +156,20 @@ int main(void)
     check_layout_extremes(3, 1ull << 52, 4096);
     /* Cyclic 8-byte elements over 65536 ranks, 2^50 bytes. */
     check_layout_extremes(1ull << 16, 1ull << 50, 8);
+    /* The planner and resolver at full scale. */
+    check_plan_extremes(1ull << 20, 1ull << 50, 1, GAS_DIST_BLOCK, 0);            /* 1 PiB, bytes */
+    check_plan_extremes(1ull << 20, 1ull << 57, 8, GAS_DIST_BLOCK, 0);            /* 1 EiB of u64 */
+    check_plan_extremes(1ull << 20, 1ull << 57, 8, GAS_DIST_CYCLIC, 0);
+    check_plan_extremes((1ull << 20) - 3, (1ull << 50) + 12345, 16, GAS_DIST_BLOCK_CYCLIC, 4096);
+    check_plan_extremes(3, 1ull << 52, 8, GAS_DIST_BLOCK_CYCLIC, 1ull << 20);
+    check_plan_extremes(128, (1ull << 58) / 24, 24, GAS_DIST_BLOCK, 0);           /* 256 PiB of 24-byte structs */
+    /* Too large for the job's segments, and overflowing 64 bits, are refused by the planner. */
+    use_split(1ull << 20);
+    gas_layout_t l;
+    const char *why = "";
+    UCHECK(gas_gs_plan(1ull << 20, 1ull << 44, 1ull << 62, 8, GAS_DIST_BLOCK, 0, &l, &why) ==
+           GAS_ERR_OVERFLOW, "2^65 bytes");
+    UCHECK(gas_gs_plan(4, 1ull << 40, 1ull << 60, 1, GAS_DIST_BLOCK, 0, &l, &why) == GAS_ERR_NOSPACE,
+           "1 EiB over 4 ranks of 1 TiB");
     return unit_finish("test_ptr");
 }

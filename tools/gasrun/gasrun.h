@@ -14,6 +14,7 @@
  *   teardown.c    failing the job, killing ranks, the final sweep
  *   rendezvous.c  the boot protocol server (knows nothing of processes)
  *   kvstore.c     its key-value store
+ *   bind.c        --bind-to: the CPUs (and so the NUMA node) of each local rank
  *   loop.c, log.c event loop, messages
  */
 #ifndef GR_GASRUN_H
@@ -22,6 +23,7 @@
 #include "loop.h"
 #include "runtime/boot_tcp.h"
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +53,7 @@ struct gr_opts {
     const char *launcher;   /* --launcher CMD, NULL = GR_DEFAULT_LAUNCHER */
     int launcher_mode;      /* enum gr_launcher_mode */
     const char *bind;       /* --bind ADDR[:PORT] */
+    int cpu_bind;           /* --bind-to: enum gr_bind; GR_BIND_DEFAULT: from the topology */
     char **argv;            /* program and its arguments */
 };
 
@@ -138,7 +141,15 @@ struct gr_job {
     int devnull;            /* stdin of ranks > 0 */
     int rank0_stdin;        /* fd that becomes rank 0's stdin */
     struct rlimit nofile;   /* the limit gasrun was started with (ranks get it back) */
+    int cpu_bind;           /* enum gr_bind in force */
+    cpu_set_t *cpusets;     /* per local rank of this host, NULL when not bound */
 };
+
+/* bind.c: --bind-to, for the ranks gasrun forks on its own host. */
+enum gr_bind { GR_BIND_DEFAULT = 0, GR_BIND_NONE, GR_BIND_CORE, GR_BIND_NUMA };
+int gr_bind_parse(const char *arg, int *bind_p);
+int gr_bind_plan(struct gr_job *job);
+void gr_bind_child(const struct gr_job *job, int r);
 
 /* hosts.c: read the hosts, place the ranks (fills job->hosts and the ranks'
  * host/local_rank/remote); -1 to go on, else the status to exit with. */

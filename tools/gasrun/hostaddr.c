@@ -6,8 +6,8 @@
  *   2. else the source address of the route towards the host (addr=IP, or its
  *      name resolved): found by connecting a UDP socket there, which sends
  *      nothing, and reading getsockname();
- *   3. else it fails with a message asking for --bind or addr=/iface=.
- * --bind ADDR overrides all of this (listen.c).
+ *   3. else it fails with a message asking for --rendezvous or addr=/iface=.
+ * --rendezvous ADDR overrides all of this (listen.c).
  */
 #include "gasrun.h"
 #include "log.h"
@@ -100,7 +100,7 @@ int gr_host_local_addr(const struct gr_host *h, struct sockaddr_storage *ss, soc
     const char *why = route_source(dest, ss, len_p);
     if (why == NULL)
         return 0;
-    gr_msg("cannot tell which address host %s reaches gasrun at: %s: %s; give --bind ADDR, "
+    gr_msg("cannot tell which address host %s reaches gasrun at: %s: %s; give --rendezvous ADDR, "
            "or addr=IP / iface=NAME for it in a --hostfile", h->name, dest, why);
     return -1;
 }

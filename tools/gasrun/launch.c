@@ -122,6 +122,7 @@ child_exec(struct gr_job *job, int r, int out_w, int err_w, int boot)
     unsetenv("GASRUN_BOOT_ADDR");
     if (h->iface != NULL || h->addr != NULL)
         setenv("GAS_UDP_IFACE", h->iface ? h->iface : h->addr, 1);
+    gr_bind_child(job, r);
 
     execv(job->prog_path, job->opts.argv);
     int err = errno;

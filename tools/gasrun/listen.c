@@ -2,7 +2,7 @@
  * listen.c - the rendezvous' TCP side: ranks on other hosts connect here.
  *
  * One listener per distinct local address that some host reaches gasrun at
- * (hostaddr.c), or the one --bind address; each host's ranks are told theirs
+ * (hostaddr.c), or the one --rendezvous address; each host's ranks are told theirs
  * in GASRUN_BOOT_ADDR.  An accepted connection is not trusted: it must send
  * the HELLO of a rank that this job started on another host, with the job
  * key, within GR_AUTH_TIMEOUT_S.  Only then is it handed, with the HELLO

@@ -138,7 +138,7 @@ static int job_setup(struct gr_job *job)
     if (random_bytes(&job->key, sizeof job->key) < 0 ||
         random_bytes(&job->id, sizeof job->id) < 0)
         return -1;
-    if (raise_nofile(job) < 0)
+    if (raise_nofile(job) < 0 || gr_bind_plan(job) < 0)
         return -1;
     job->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (job->devnull < 0) {
@@ -180,6 +180,7 @@ static void job_free(struct gr_job *job)
     free(job->ranks);
     free(job->gone);
     free(job->prog_path);
+    free(job->cpusets);
 }
 
 int main(int argc, char **argv)

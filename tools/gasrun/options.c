@@ -26,9 +26,13 @@ static const char usage_text[] =
     "                      pass the rank's command line as separate words\n"
     "                      (exec) or as one sh-quoted word (shell); default:\n"
     "                      shell when CMD is ssh, else exec\n"
-    "      --bind ADDR[:PORT]\n"
+    "      --rendezvous ADDR[:PORT]\n"
     "                      remote ranks reach the rendezvous at ADDR (default:\n"
     "                      this host's address on the route to each host)\n"
+    "      --bind core|numa|none\n"
+    "                      pin each rank on this host: core (one CPU), numa (one\n"
+    "                      NUMA node's CPUs) or none; default: numa on a\n"
+    "                      multi-node machine, else none (--bind-to is the same)\n"
     "      --timeout S     kill the job after S seconds (exit 124); 0 = never\n"
     "      --tag-output    prefix every output line of rank r with \"[r] \"\n"
     "                      (default when N > 1)\n"
@@ -44,7 +48,7 @@ static const char usage_text[] =
 
 enum {
     OPT_TIMEOUT = 256, OPT_TAG, OPT_NO_TAG, OPT_HOSTS, OPT_HOSTFILE, OPT_PPN, OPT_LAUNCHER,
-    OPT_LAUNCHER_MODE, OPT_BIND
+    OPT_LAUNCHER_MODE, OPT_RENDEZVOUS, OPT_BIND_TO
 };
 
 static const struct option long_opts[] = {
@@ -57,7 +61,9 @@ static const struct option long_opts[] = {
     { "ppn",           required_argument, NULL, OPT_PPN },
     { "launcher",      required_argument, NULL, OPT_LAUNCHER },
     { "launcher-mode", required_argument, NULL, OPT_LAUNCHER_MODE },
-    { "bind",          required_argument, NULL, OPT_BIND },
+    { "rendezvous",    required_argument, NULL, OPT_RENDEZVOUS },
+    { "bind",          required_argument, NULL, OPT_BIND_TO },
+    { "bind-to",       required_argument, NULL, OPT_BIND_TO },
     { "verbose",       no_argument,       NULL, 'v' },
     { "help",          no_argument,       NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -117,6 +123,10 @@ int gr_options_parse(int argc, char **argv, struct gr_opts *o)
         case OPT_NO_TAG:
             o->tag = 0;
             break;
+        case OPT_BIND_TO:
+            if (gr_bind_parse(optarg, &o->cpu_bind) < 0)
+                return usage_error("--bind wants core, numa or none, not '%s'", optarg);
+            break;
         case OPT_HOSTS:
             o->hosts = optarg;
             break;
@@ -140,15 +150,15 @@ int gr_options_parse(int argc, char **argv, struct gr_opts *o)
             else
                 return usage_error("--launcher-mode wants exec or shell, not '%s'", optarg);
             break;
-        case OPT_BIND: {
+        case OPT_RENDEZVOUS: {
             struct sockaddr_storage ss;
             socklen_t len;
             char with_port[GAS_BOOT_ADDR_MAX + 8];
             snprintf(with_port, sizeof with_port, "%s:0", optarg);
             if (gas_boot_addr_parse(optarg, &ss, &len) < 0 &&
                 gas_boot_addr_parse(with_port, &ss, &len) < 0)
-                return usage_error("--bind wants a numeric address (ip, ip:port, [ipv6] or "
-                                   "[ipv6]:port), not '%s'", optarg);
+                return usage_error("--rendezvous wants a numeric address (ip, ip:port, [ipv6] "
+                                   "or [ipv6]:port), not '%s'", optarg);
             o->bind = optarg;
             break;
         }
@@ -173,7 +183,7 @@ int gr_options_parse(int argc, char **argv, struct gr_opts *o)
         return usage_error("%s--hosts and --hostfile do not go together", "");
     if (o->hosts == NULL && o->hostfile == NULL &&
         (o->ppn || o->launcher || o->launcher_mode || o->bind))
-        return usage_error("%s--ppn, --launcher, --launcher-mode and --bind need --hosts or "
+        return usage_error("%s--ppn, --launcher, --launcher-mode and --rendezvous need --hosts or "
                            "--hostfile", "");
     if (optind >= argc)
         return usage_error("%sno program to run", "");

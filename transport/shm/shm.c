@@ -59,7 +59,7 @@ static gas_status_t shm_connect(int rank, const void *addr, size_t len, gas_tl_p
     uint64_t size = gas_boot_get_u64(a + 16);
     char *base = env.seg_base;
     if (rank != env.rank) {
-        gas_status_t st = gas_al_segment_attach((pid_t)gas_boot_get_u32(a + 8),
+        gas_status_t st = gas_al_segment_attach(rank, (pid_t)gas_boot_get_u32(a + 8),
                                                 (int)gas_boot_get_u32(a + 12), size, &base);
         if (st != GAS_OK) {
             free(p);
@@ -159,3 +159,6 @@ const struct gas_tl_ops gas_shm_ops = {
     .disconnect = shm_disconnect,
     .fini = shm_fini,
 };
+
+/* For gas-bench-scale: what each contacted peer costs this transport. */
+const size_t gas_shm_peer_bytes = sizeof(struct shm_peer);

@@ -1,0 +1,491 @@
+/*
+ * arena.c - jemalloc arenas inside the segment (see arena.h).
+ *
+ * In front of jemalloc sits a small per-thread cache of freed small blocks
+ * (up to CACHE_MAX bytes), one stack of pointers per size class: mallocx and
+ * dallocx with an explicit tcache take the generic, slower paths of
+ * jemalloc, about three times the cost of malloc/free, and the cache brings
+ * gas_alloc/gas_dealloc back near malloc/free (see gas-bench-mem).  The cache
+ * keeps no data inside the blocks (a remote rank may still write into a
+ * freed block), is bounded per class, and is emptied into jemalloc when its
+ * thread exits.  Blocks in it count as in use in the statistics.
+ */
+#include "arena.h"
+
+#include <jemalloc/jemalloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "runtime/topo.h"
+
+#define GROW_LIMIT (8u << 20)  /* largest extent jemalloc asks for ahead of need */
+#define TC_NONE UINT32_MAX     /* tcache creation failed: go without */
+#define CACHE_MAX 4096         /* blocks up to this size are cached per thread */
+#define CACHE_BYTES (16u << 10)/* per class, at most this much (and 4..64 blocks) */
+#define MAX_CLASSES 48
+#define TLS_IE __attribute__((tls_model("initial-exec")))
+
+void (*gas_al_arena_trace)(const struct gas_al_hook_event *ev);
+
+struct arena {
+    unsigned ind;            /* jemalloc's index */
+    int node;                /* kernel node its extents are bound to, or -1 */
+};
+
+static struct gas_al_arena_cfg cfg;
+static struct arena arenas[GAS_AL_MAX_ARENAS];
+static int narenas;
+static int creating = -1;    /* slot being created: its index is not known yet */
+
+/* Why this thread's last allocation failed. */
+static _Thread_local int fail_why;
+static _Thread_local char fail_text[400];
+
+/* ---- per-thread state ---------------------------------------------------- */
+
+/* Size classes of the cache: jemalloc's small classes up to CACHE_MAX. */
+static uint8_t class_of_size[CACHE_MAX + 1];      /* request -> class */
+static uint8_t class_of_usable[CACHE_MAX / 8 + 1]; /* usable size / 8 -> class, 0xff: none */
+static uint16_t class_cap[MAX_CLASSES];
+static int nclasses;
+
+struct bin {
+    uint32_t n;
+    void **stack;                      /* class_cap[c] pointers */
+};
+
+struct thr {
+    struct thr *next;
+    uint64_t gen;                      /* == gen while its tcaches are valid */
+    int slot;                          /* the arena it allocates from */
+    uint32_t tc[GAS_AL_MAX_ARENAS];    /* explicit tcache + 1 per arena; 0 none yet */
+    struct bin bins[MAX_CLASSES];      /* freed blocks of `slot`, by class */
+};
+
+static _Atomic uint64_t gen;           /* bumped by every start */
+static struct thr *threads;
+static pthread_mutex_t thr_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t thr_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct thr *self TLS_IE;
+
+static int tcache_flags(struct thr *t, int s);
+
+/* Give the cached blocks back to jemalloc (drop them when the arenas are gone). */
+static void flush_bins(struct thr *t, int live)
+{
+    for (int c = 0; c < nclasses; c++) {
+        struct bin *b = &t->bins[c];
+        while (live && b->n > 0)
+            dallocx(b->stack[--b->n], tcache_flags(t, t->slot));
+        b->n = 0;
+    }
+}
+
+static void destroy_tcaches(struct thr *t)
+{
+    for (int i = 0; i < GAS_AL_MAX_ARENAS; i++) {
+        if (t->tc[i] != 0 && t->tc[i] != TC_NONE) {
+            unsigned tc = t->tc[i] - 1;
+            mallctl("tcache.destroy", NULL, NULL, &tc, sizeof tc);
+        }
+        t->tc[i] = 0;
+    }
+}
+
+static void thr_exit(void *arg)
+{
+    struct thr *t = arg;
+    pthread_mutex_lock(&thr_lock);
+    if (t->gen == atomic_load(&gen)) {
+        flush_bins(t, 1);
+        destroy_tcaches(t);
+    }
+    for (struct thr **pp = &threads; *pp; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&thr_lock);
+    if (self == t)
+        self = NULL;
+    free(t->bins[0].stack);
+    free(t);
+}
+
+static void make_key(void)
+{
+    pthread_key_create(&thr_key, thr_exit);
+}
+
+/* The slot a thread allocates from: its node's group, then its CPU within the group. */
+static int choose_slot(void)
+{
+    int per = cfg.per_node, groups = narenas / per;
+    int cpu = sched_getcpu();
+    int node = gas_rt_topo()->nodes[gas_rt_topo_index_of_cpu(cpu)].id;
+    int g = 0;
+    for (int i = 0; i < groups; i++)
+        if (arenas[i * per].node == node)
+            g = i;
+    return g * per + (cpu < 0 ? 0 : cpu % per);
+}
+
+/* First use by this thread, or first since the arenas were recreated. */
+static __attribute__((noinline)) struct thr *thr_setup(void)
+{
+    struct thr *t = self;
+    uint64_t now = atomic_load_explicit(&gen, memory_order_acquire);
+    if (t == NULL) {
+        size_t slots = 0;
+        for (int c = 0; c < MAX_CLASSES; c++)
+            slots += 64;   /* the largest class_cap */
+        t = calloc(1, sizeof *t);
+        void **stacks = calloc(slots, sizeof *stacks);
+        if (t == NULL || stacks == NULL) {
+            free(t);
+            free(stacks);
+            return NULL;
+        }
+        for (int c = 0; c < MAX_CLASSES; c++)
+            t->bins[c].stack = stacks + (size_t)c * 64;
+        pthread_mutex_lock(&thr_lock);
+        t->next = threads;
+        threads = t;
+        pthread_mutex_unlock(&thr_lock);
+        pthread_setspecific(thr_key, t);
+        self = t;
+    }
+    memset(t->tc, 0, sizeof t->tc);
+    flush_bins(t, 0);
+    t->slot = choose_slot();
+    t->gen = now;
+    return t;
+}
+
+static inline struct thr *thr_get(void)
+{
+    struct thr *t = self;
+    if (__builtin_expect(t != NULL && t->gen == atomic_load_explicit(&gen, memory_order_acquire), 1))
+        return t;
+    return thr_setup();
+}
+
+/* This thread's tcache for arena slot s (MALLOCX flags). */
+static int tcache_flags(struct thr *t, int s)
+{
+    if (__builtin_expect(t->tc[s] == 0, 0)) {
+        unsigned tc;
+        size_t sz = sizeof tc;
+        t->tc[s] = mallctl("tcache.create", &tc, &sz, NULL, 0) == 0 ? tc + 1 : TC_NONE;
+    }
+    return t->tc[s] == TC_NONE ? MALLOCX_TCACHE_NONE : MALLOCX_TCACHE(t->tc[s] - 1);
+}
+
+/* ---- extent hooks -------------------------------------------------------- */
+
+static int slot_of_index(unsigned ind)
+{
+    for (int i = 0; i < narenas; i++)
+        if (arenas[i].ind == ind)
+            return i;
+    return creating;
+}
+
+static void trace(enum gas_al_hook hook, void *addr, size_t size, void *addr_b, size_t size_b,
+                  unsigned ind, int refused)
+{
+    void (*fn)(const struct gas_al_hook_event *) = gas_al_arena_trace;
+    if (fn) {
+        struct gas_al_hook_event ev = {hook, addr, size, addr_b, size_b, ind, refused};
+        fn(&ev);
+    }
+}
+
+static void *h_alloc(extent_hooks_t *h, void *new_addr, size_t size, size_t align, bool *zero,
+                     bool *commit, unsigned ind)
+{
+    void *r = NULL;
+    uint64_t off = 0, prev = 0;
+    if (new_addr != NULL || size == 0) {
+        /* Extending in place is not possible: the space below belongs to someone else. */
+    } else if (gas_al_space_take(cfg.space, size, align < 4096 ? 4096 : align, &off, &prev) != 0) {
+        fail_why = GAS_AL_ARENA_NOSPACE;
+    } else {
+        char *addr = cfg.seg->base + off;
+        int slot = slot_of_index(ind);
+        if (slot >= 0 && arenas[slot].node >= 0)
+            gas_al_place_bind_node(addr, size, arenas[slot].node);
+        if (*zero && !gas_al_segment_is_hole(cfg.seg, off, size))
+            memset(addr, 0, size);
+        if (cfg.prefault &&
+            gas_al_segment_back(cfg.seg, cfg.limits, off, size, fail_text, sizeof fail_text) != 0) {
+            gas_al_space_untake(cfg.space, off, prev);
+            fail_why = GAS_AL_ARENA_NOBACKING;
+        } else {
+            *commit = true;
+            r = addr;
+        }
+    }
+    trace(GAS_AL_HOOK_ALLOC, r, size, NULL, align, ind, r == NULL);
+    return r;
+}
+
+/* Refused: jemalloc keeps the extent (retained) for reuse. */
+static bool h_dalloc(extent_hooks_t *h, void *addr, size_t size, bool committed, unsigned ind)
+{
+    trace(GAS_AL_HOOK_DALLOC, addr, size, NULL, 0, ind, 1);
+    return true;
+}
+
+static void h_destroy(extent_hooks_t *h, void *addr, size_t size, bool committed, unsigned ind)
+{
+    trace(GAS_AL_HOOK_DESTROY, addr, size, NULL, 0, ind, 0);
+}
+
+/* The hooks on a range of an extent: trace, then answer (true: "not done"). */
+static bool range_hook(enum gas_al_hook hook, void *addr, size_t off, size_t len, unsigned ind,
+                       bool refuse)
+{
+    trace(hook, (char *)addr + off, len, NULL, 0, ind, refuse);
+    return refuse;
+}
+
+/* Segment memory is always committed. */
+static bool h_commit(extent_hooks_t *h, void *addr, size_t size, size_t off, size_t len,
+                     unsigned ind)
+{
+    return range_hook(GAS_AL_HOOK_COMMIT, addr, off, len, ind, false);
+}
+
+/* Refused, like both purges: pages stay as they are (a NIC may have them registered). */
+static bool h_decommit(extent_hooks_t *h, void *addr, size_t size, size_t off, size_t len,
+                       unsigned ind)
+{
+    return range_hook(GAS_AL_HOOK_DECOMMIT, addr, off, len, ind, true);
+}
+
+static bool h_purge_lazy(extent_hooks_t *h, void *addr, size_t size, size_t off, size_t len,
+                         unsigned ind)
+{
+    return range_hook(GAS_AL_HOOK_PURGE_LAZY, addr, off, len, ind, true);
+}
+
+static bool h_purge_forced(extent_hooks_t *h, void *addr, size_t size, size_t off, size_t len,
+                           unsigned ind)
+{
+    return range_hook(GAS_AL_HOOK_PURGE_FORCED, addr, off, len, ind, true);
+}
+
+static bool h_split(extent_hooks_t *h, void *addr, size_t size, size_t size_a, size_t size_b,
+                    bool committed, unsigned ind)
+{
+    trace(GAS_AL_HOOK_SPLIT, addr, size_a, (char *)addr + size_a, size_b, ind, 0);
+    return false;
+}
+
+static bool h_merge(extent_hooks_t *h, void *addr_a, size_t size_a, void *addr_b, size_t size_b,
+                    bool committed, unsigned ind)
+{
+    /* Only neighbours inside the segment (always so for extents we handed out). */
+    const char *lo = cfg.seg->base, *hi = lo + cfg.seg->size;
+    int ok = (char *)addr_a + size_a == (char *)addr_b && (char *)addr_a >= lo &&
+             (char *)addr_b + size_b <= hi;
+    trace(GAS_AL_HOOK_MERGE, addr_a, size_a, addr_b, size_b, ind, !ok);
+    return !ok;
+}
+
+static extent_hooks_t hooks = {
+    .alloc = h_alloc,
+    .dalloc = h_dalloc,
+    .destroy = h_destroy,
+    .commit = h_commit,
+    .decommit = h_decommit,
+    .purge_lazy = h_purge_lazy,
+    .purge_forced = h_purge_forced,
+    .split = h_split,
+    .merge = h_merge,
+};
+
+/* ---- start and stop ------------------------------------------------------ */
+
+static int arena_ctl(unsigned ind, const char *name, void *val, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "arena.%u.%s", ind, name);
+    return mallctl(path, NULL, NULL, val, len);
+}
+
+/* The cache's size classes, from jemalloc's own (nallocx). */
+static void build_classes(void)
+{
+    nclasses = 0;
+    memset(class_of_usable, 0xff, sizeof class_of_usable);
+    size_t last = 0;
+    for (size_t n = 1; n <= CACHE_MAX; n++) {
+        size_t u = nallocx(n, 0);
+        if (u == 0 || u > CACHE_MAX || nclasses == MAX_CLASSES) {
+            class_of_size[n] = 0xff;
+            continue;
+        }
+        if (u != last) {
+            uint32_t cap = CACHE_BYTES / (uint32_t)u;
+            class_cap[nclasses] = (uint16_t)(cap < 4 ? 4 : cap > 64 ? 64 : cap);
+            class_of_usable[u / 8] = (uint8_t)nclasses++;
+            last = u;
+        }
+        class_of_size[n] = (uint8_t)(nclasses - 1);
+    }
+}
+
+gas_status_t gas_al_arenas_start(const struct gas_al_arena_cfg *c)
+{
+    pthread_once(&key_once, make_key);
+    build_classes();
+    cfg = *c;
+    if (cfg.per_node < 1)
+        cfg.per_node = 1;
+    int groups = c->place->ngroups > 0 ? c->place->ngroups : 1;
+    if (groups * cfg.per_node > GAS_AL_MAX_ARENAS)
+        cfg.per_node = GAS_AL_MAX_ARENAS / groups > 0 ? GAS_AL_MAX_ARENAS / groups : 1;
+    int want = groups * cfg.per_node;
+    if (want > GAS_AL_MAX_ARENAS)
+        want = GAS_AL_MAX_ARENAS;
+    atomic_fetch_add(&gen, 1);
+    narenas = 0;
+    for (int s = 0; s < want; s++) {
+        struct arena a = {.node = c->place->bind_extents ? c->place->group_node[s / cfg.per_node]
+                                                         : -1};
+        extent_hooks_t *hp = &hooks;
+        size_t sz = sizeof a.ind;
+        creating = s;
+        arenas[s] = a;
+        fail_why = 0;
+        int rc = mallctl("arenas.create", &a.ind, &sz, &hp, sizeof hp);
+        creating = -1;
+        if (rc != 0) {
+            gas_al_arenas_stop();
+            return fail_why == GAS_AL_ARENA_NOSPACE ? GAS_ERR_NOSPACE
+                 : fail_why == GAS_AL_ARENA_NOBACKING ? GAS_ERR_NOMEM : GAS_ERR_INTERNAL;
+        }
+        ssize_t never = -1;
+        size_t grow = GROW_LIMIT;
+        arena_ctl(a.ind, "dirty_decay_ms", &never, sizeof never);
+        arena_ctl(a.ind, "muzzy_decay_ms", &never, sizeof never);
+        arena_ctl(a.ind, "retain_grow_limit", &grow, sizeof grow);
+        arenas[s] = a;
+        narenas = s + 1;
+    }
+    return GAS_OK;
+}
+
+void gas_al_arenas_stop(void)
+{
+    pthread_mutex_lock(&thr_lock);
+    uint64_t now = atomic_load(&gen);
+    for (struct thr *t = threads; t; t = t->next) {
+        /* The arenas are destroyed with everything in them: drop the cached blocks. */
+        flush_bins(t, 0);
+        if (t->gen == now)
+            destroy_tcaches(t);
+        t->gen = 0;
+    }
+    pthread_mutex_unlock(&thr_lock);
+    for (int s = 0; s < narenas; s++)
+        arena_ctl(arenas[s].ind, "destroy", NULL, 0);
+    narenas = 0;
+}
+
+/* ---- allocation ---------------------------------------------------------- */
+
+const char *gas_al_arena_failure(void)
+{
+    return fail_text;
+}
+
+void *gas_al_arena_alloc(size_t nbytes, int *why_p)
+{
+    struct thr *t = thr_get();
+    if (__builtin_expect(t == NULL, 0)) {
+        *why_p = GAS_AL_ARENA_NOMEM;
+        return NULL;
+    }
+    if (nbytes <= CACHE_MAX) {
+        struct bin *b = &t->bins[class_of_size[nbytes]];
+        if (__builtin_expect(b->n > 0, 1))
+            return b->stack[--b->n];
+    }
+    fail_why = 0;
+    void *p = mallocx(nbytes, MALLOCX_ARENA(arenas[t->slot].ind) | tcache_flags(t, t->slot));
+    if (__builtin_expect(p != NULL, 1))
+        return p;
+    *why_p = fail_why ? fail_why : GAS_AL_ARENA_NOMEM;
+    return NULL;
+}
+
+void gas_al_arena_free(void *p)
+{
+    struct thr *t = thr_get();
+    if (__builtin_expect(t == NULL, 0)) {
+        dallocx(p, MALLOCX_TCACHE_NONE);
+        return;
+    }
+    /*
+     * The block may belong to another arena (another thread's node): it goes
+     * through this thread's cache anyway.  jemalloc returns it to its own
+     * arena when the tcache flushes it; until then this thread may reuse it.
+     * Finding the owner (arenas.lookup) would take jemalloc's ctl mutex.
+     */
+    int s = t->slot;
+    size_t u = sallocx(p, 0);
+    if (u <= CACHE_MAX && class_of_usable[u / 8] != 0xff) {
+        int c = class_of_usable[u / 8];
+        struct bin *b = &t->bins[c];
+        if (__builtin_expect(b->n == class_cap[c], 0)) {
+            /* Full: give the older half back to jemalloc. */
+            uint32_t half = b->n / 2;
+            for (uint32_t i = 0; i < half; i++)
+                dallocx(b->stack[i], tcache_flags(t, s));
+            memmove(b->stack, b->stack + half, (b->n - half) * sizeof *b->stack);
+            b->n -= half;
+        }
+        b->stack[b->n++] = p;
+        return;
+    }
+    dallocx(p, tcache_flags(t, s));
+}
+
+size_t gas_al_arena_usable(void *p)
+{
+    return sallocx(p, 0);
+}
+
+int gas_al_arena_count(void)
+{
+    return narenas;
+}
+
+uint64_t gas_al_arena_allocated(void)
+{
+    uint64_t epoch = 1, total = 0;
+    size_t sz = sizeof epoch;
+    mallctl("epoch", &epoch, &sz, &epoch, sz);
+    for (int s = 0; s < narenas; s++) {
+        static const char *const kinds[] = {"small", "large"};
+        for (int k = 0; k < 2; k++) {
+            char path[80];
+            size_t v = 0, vs = sizeof v;
+            snprintf(path, sizeof path, "stats.arenas.%u.%s.allocated", arenas[s].ind, kinds[k]);
+            if (mallctl(path, &v, &vs, NULL, 0) == 0)
+                total += v;
+        }
+    }
+    return total;
+}

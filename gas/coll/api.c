@@ -1,0 +1,405 @@
+/*
+ * api.c - the public collective calls: check the arguments (before anything
+ * is sent), pick the algorithm, build its schedule and run it.
+ */
+#include "coll.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* What one call brings; filled by the public functions below. */
+struct call {
+    const char *name;
+    gas_team_t team;
+    gas_coll_t coll;
+    gas_dtype_t type;
+    gas_redop_t op;
+    int reduces;            /* op is used */
+    int rooted;             /* root is used */
+    int root;               /* team rank (rooted collectives), else -1 */
+    uint64_t hashcount;     /* what must agree across ranks */
+    size_t bytes;           /* for the algorithm choice */
+    struct gas_co_args a;
+};
+
+static gas_status_t check_common(struct call *c)
+{
+    gas_status_t st = gas_co_team_check(c->name, c->team);
+    if (st != GAS_OK)
+        return st;
+    if ((unsigned)c->type >= GAS_DTYPE_COUNT)
+        return gas_rt_error(GAS_ERR_INVALID, c->name, "unknown type %d", (int)c->type);
+    if (c->reduces) {
+        if ((unsigned)c->op >= GAS_OP_COUNT)
+            return gas_rt_error(GAS_ERR_INVALID, c->name, "unknown reduction op %d", (int)c->op);
+        if (!gas_co_op_valid(c->type, c->op))
+            return gas_rt_error(GAS_ERR_INVALID, c->name,
+                                "%s is a bitwise op, for integer types only (this call passes %s)",
+                                gas_co_op_name(c->op), gas_co_type_name(c->type));
+    }
+    if (c->rooted && (c->root < 0 || c->root >= c->team->size))
+        return gas_rt_error(GAS_ERR_RANK, c->name, "root %d is not a rank of the team (0 .. %d)",
+                            c->root, c->team->size - 1);
+    c->a.es = gas_dtype_size(c->type);
+    return GAS_OK;
+}
+
+/* n * es * mult bytes, or GAS_ERR_OVERFLOW raised for the call. */
+static gas_status_t bytes_of(struct call *c, size_t n, size_t mult, size_t *bytes_p)
+{
+    size_t es = gas_dtype_size(c->type);
+    if (n > SIZE_MAX / es / (mult ? mult : 1))
+        return gas_rt_error(GAS_ERR_OVERFLOW, c->name,
+                            "count %zu x %zu-byte elements x %zu overflows", n, es, mult);
+    *bytes_p = n * es * mult;
+    return GAS_OK;
+}
+
+/* check_common, then the bytes of one block (c->bytes) and of one per member (*all_p). */
+static gas_status_t check_blocks(struct call *c, size_t count, size_t *all_p)
+{
+    gas_status_t st = check_common(c);
+    if (st == GAS_OK)
+        st = bytes_of(c, count, 1, &c->bytes);
+    if (st == GAS_OK)
+        st = bytes_of(c, count, (size_t)c->team->size, all_p);
+    return st;
+}
+
+static gas_status_t need(struct call *c, const void *p, size_t bytes, const char *what)
+{
+    if (bytes > 0 && p == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, c->name, "%s is NULL (%zu bytes)", what, bytes);
+    return GAS_OK;
+}
+
+static int hierarchical_ok(gas_coll_t c)
+{
+    return c == GAS_COLL_BARRIER || c == GAS_COLL_BROADCAST || c == GAS_COLL_REDUCE ||
+           c == GAS_COLL_ALLREDUCE;
+}
+
+/* Build the call's schedule and run it (handle_p NULL: blocking). */
+static gas_status_t launch(struct call *c, gas_handle_t *handle_p)
+{
+    gas_team_t t = c->team;
+    int alg = gas_co_select(c->coll, c->bytes, t->size, t->nnodes, hierarchical_ok(c->coll));
+    struct gas_co_sched *s = gas_co_sched_new(c->name, t, c->coll, alg, c->type,
+                                              c->reduces ? c->op : 0, c->hashcount, c->root);
+    if (s == NULL)
+        return GAS_ERR_NOMEM;
+    struct gas_co_grp g = {.n = t->size, .me = t->rank, .map = NULL};
+    if (c->root >= 0)
+        c->a.root = c->root;
+    gas_co_builder(c->coll, alg)(s, &g, &c->a);
+    return handle_p ? gas_co_start_nb(s, handle_p) : gas_co_run(s);
+}
+
+static gas_status_t nb_check(const char *name, gas_handle_t *handle_p)
+{
+    if (handle_p == NULL) {
+        gas_status_t st = gas_gs_check(name);
+        return st != GAS_OK ? st : gas_rt_error(GAS_ERR_INVALID, name, "handle_p is NULL");
+    }
+    return GAS_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static gas_status_t barrier(const char *name, gas_team_t team, gas_handle_t *handle_p)
+{
+    struct call c = {.name = name, .team = team, .coll = GAS_COLL_BARRIER, .type = GAS_UINT8,
+                     .root = -1};
+    gas_status_t st = check_common(&c);
+    return st != GAS_OK ? st : launch(&c, handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_team_barrier(gas_team_t team)
+{
+    return barrier("gas_team_barrier", team, NULL);
+}
+
+GAS_EXPORT gas_status_t gas_team_barrier_nb(gas_team_t team, gas_handle_t *handle_p)
+{
+    gas_status_t st = nb_check("gas_team_barrier_nb", handle_p);
+    return st != GAS_OK ? st : barrier("gas_team_barrier_nb", team, handle_p);
+}
+
+static gas_status_t broadcast(const char *name, gas_team_t team, void *buf, size_t count,
+                              gas_dtype_t type, int root, gas_handle_t *handle_p)
+{
+    struct call c = {.name = name, .team = team, .coll = GAS_COLL_BROADCAST, .type = type,
+                     .rooted = 1, .root = root, .hashcount = count};
+    gas_status_t st = check_common(&c);
+    if (st == GAS_OK)
+        st = bytes_of(&c, count, 1, &c.bytes);
+    if (st == GAS_OK)
+        st = need(&c, buf, c.bytes, "buf");
+    if (st != GAS_OK)
+        return st;
+    c.a.dst = buf;
+    c.a.src = buf;
+    c.a.count = count;
+    return launch(&c, handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_broadcast(gas_team_t team, void *buf, size_t count, gas_dtype_t type,
+                                      int root)
+{
+    return broadcast("gas_broadcast", team, buf, count, type, root, NULL);
+}
+
+GAS_EXPORT gas_status_t gas_broadcast_nb(gas_team_t team, void *buf, size_t count,
+                                         gas_dtype_t type, int root, gas_handle_t *handle_p)
+{
+    gas_status_t st = nb_check("gas_broadcast_nb", handle_p);
+    return st != GAS_OK ? st : broadcast("gas_broadcast_nb", team, buf, count, type, root, handle_p);
+}
+
+static gas_status_t reduction(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
+                              const void *src, size_t count, gas_dtype_t type, gas_redop_t op,
+                              int root, gas_handle_t *handle_p)
+{
+    struct call c = {.name = name, .team = team, .coll = coll, .type = type, .op = op,
+                     .reduces = 1, .rooted = coll == GAS_COLL_REDUCE, .root = root,
+                     .hashcount = count};
+    gas_status_t st = check_common(&c);
+    if (st == GAS_OK)
+        st = bytes_of(&c, count, 1, &c.bytes);
+    if (st != GAS_OK)
+        return st;
+    int has_dst = root < 0 || team->rank == root;
+    if (src == GAS_IN_PLACE) {
+        if (!has_dst)
+            return gas_rt_error(GAS_ERR_INVALID, name, "GAS_IN_PLACE is for the root only "
+                                                       "(it has the only dst)");
+        src = dst;
+    }
+    if ((st = need(&c, src, c.bytes, "src")) != GAS_OK ||
+        (has_dst && (st = need(&c, dst, c.bytes, "dst")) != GAS_OK))
+        return st;
+    c.a.dst = has_dst ? dst : NULL;
+    c.a.src = src;
+    c.a.count = count;
+    return launch(&c, handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_reduce(gas_team_t team, void *dst, const void *src, size_t count,
+                                   gas_dtype_t type, gas_redop_t op, int root)
+{
+    return reduction("gas_reduce", GAS_COLL_REDUCE, team, dst, src, count, type, op, root, NULL);
+}
+
+GAS_EXPORT gas_status_t gas_allreduce(gas_team_t team, void *dst, const void *src, size_t count,
+                                      gas_dtype_t type, gas_redop_t op)
+{
+    return reduction("gas_allreduce", GAS_COLL_ALLREDUCE, team, dst, src, count, type, op, -1,
+                     NULL);
+}
+
+GAS_EXPORT gas_status_t gas_allreduce_nb(gas_team_t team, void *dst, const void *src,
+                                         size_t count, gas_dtype_t type, gas_redop_t op,
+                                         gas_handle_t *handle_p)
+{
+    gas_status_t st = nb_check("gas_allreduce_nb", handle_p);
+    return st != GAS_OK ? st : reduction("gas_allreduce_nb", GAS_COLL_ALLREDUCE, team, dst, src,
+                                         count, type, op, -1, handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const void *src,
+                                           size_t count, gas_dtype_t type, gas_redop_t op)
+{
+    struct call c = {.name = "gas_reduce_scatter", .team = team, .coll = GAS_COLL_REDUCE_SCATTER,
+                     .type = type, .op = op, .reduces = 1, .root = -1, .hashcount = count};
+    size_t all = 0;
+    gas_status_t st = check_blocks(&c, count, &all);
+    if (st != GAS_OK)
+        return st;
+    if (src == GAS_IN_PLACE)
+        src = dst;   /* dst holds all the input */
+    if ((st = need(&c, src, all, "src")) != GAS_OK ||
+        (st = need(&c, dst, c.bytes, "dst")) != GAS_OK)
+        return st;
+    c.a = (struct gas_co_args){.dst = dst, .src = src, .count = count, .es = c.a.es};
+    return launch(&c, NULL);
+}
+
+/* allgather, gather (root >= 0), alltoall, scatter: blocks of count elements. */
+static gas_status_t blocked(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
+                            const void *src, size_t count, gas_dtype_t type, int rooted, int root)
+{
+    struct call c = {.name = name, .team = team, .coll = coll, .type = type, .rooted = rooted,
+                     .root = rooted ? root : -1, .hashcount = count};
+    size_t all = 0;
+    gas_status_t st = check_blocks(&c, count, &all);
+    if (st != GAS_OK)
+        return st;
+    int me = team->rank, is_root = !rooted || me == root;
+    size_t dst_bytes = coll == GAS_COLL_SCATTER ? c.bytes : is_root ? all : 0;
+    size_t src_bytes = coll == GAS_COLL_ALLTOALL || (coll == GAS_COLL_SCATTER && is_root)
+                           ? all : coll == GAS_COLL_SCATTER ? 0 : c.bytes;
+    if (src == GAS_IN_PLACE) {
+        if (coll == GAS_COLL_SCATTER || (coll == GAS_COLL_GATHER && !is_root))
+            return gas_rt_error(GAS_ERR_INVALID, name, "GAS_IN_PLACE is not allowed here (%s)",
+                                coll == GAS_COLL_SCATTER ? "scatter has no in-place form"
+                                                         : "only the root of a gather has a dst");
+        src = (const char *)dst + (coll == GAS_COLL_ALLTOALL ? 0 : (size_t)me * c.bytes);
+    }
+    if ((st = need(&c, dst, dst_bytes, "dst")) != GAS_OK ||
+        (st = need(&c, src, src_bytes, "src")) != GAS_OK)
+        return st;
+    c.a.dst = dst;
+    c.a.src = src;
+    c.a.count = count;
+    if (coll == GAS_COLL_ALLTOALL && src == dst && all > 0) {
+        /* in place: the input is copied aside first */
+        int alg = gas_co_select(coll, c.bytes, team->size, team->nnodes, 0);
+        struct gas_co_sched *s = gas_co_sched_new(name, team, coll, alg, type, 0, count, -1);
+        if (s == NULL)
+            return GAS_ERR_NOMEM;
+        char *copy = gas_co_tmp(s, all);
+        if (copy) {
+            memcpy(copy, dst, all);
+            c.a.src = copy;
+        }
+        struct gas_co_grp g = {.n = team->size, .me = me, .map = NULL};
+        gas_co_builder(coll, alg)(s, &g, &c.a);
+        return gas_co_run(s);
+    }
+    return launch(&c, NULL);
+}
+
+GAS_EXPORT gas_status_t gas_allgather(gas_team_t team, void *dst, const void *src, size_t count,
+                                      gas_dtype_t type)
+{
+    return blocked("gas_allgather", GAS_COLL_ALLGATHER, team, dst, src, count, type, 0, 0);
+}
+
+GAS_EXPORT gas_status_t gas_alltoall(gas_team_t team, void *dst, const void *src, size_t count,
+                                     gas_dtype_t type)
+{
+    return blocked("gas_alltoall", GAS_COLL_ALLTOALL, team, dst, src, count, type, 0, 0);
+}
+
+GAS_EXPORT gas_status_t gas_gather(gas_team_t team, void *dst, const void *src, size_t count,
+                                   gas_dtype_t type, int root)
+{
+    return blocked("gas_gather", GAS_COLL_GATHER, team, dst, src, count, type, 1, root);
+}
+
+GAS_EXPORT gas_status_t gas_scatter(gas_team_t team, void *dst, const void *src, size_t count,
+                                    gas_dtype_t type, int root)
+{
+    return blocked("gas_scatter", GAS_COLL_SCATTER, team, dst, src, count, type, 1, root);
+}
+
+/* Sum of counts[i] * es and packed displacements when displs is NULL. */
+static gas_status_t vector(struct call *c, const size_t *counts, const size_t *displs,
+                           const char *what, size_t **displs_p, size_t *total_p,
+                           struct gas_co_sched *s)
+{
+    int n = c->team->size;
+    size_t es = gas_dtype_size(c->type), end = 0;
+    if (counts == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, c->name, "%s counts is NULL", what);
+    size_t *d = (size_t *)displs;
+    if (d == NULL && (d = gas_co_tmp(s, (size_t)n * sizeof *d)) == NULL)
+        return s->status;
+    size_t packed = 0;
+    for (int i = 0; i < n; i++) {
+        if (counts[i] > SIZE_MAX / es || packed > SIZE_MAX - counts[i])
+            return gas_rt_error(GAS_ERR_OVERFLOW, c->name, "%s counts overflow", what);
+        if (displs == NULL)
+            d[i] = packed;
+        packed += counts[i];
+        if (d[i] > SIZE_MAX / es - counts[i])
+            return gas_rt_error(GAS_ERR_OVERFLOW, c->name, "%s displs[%d] + counts overflow",
+                                what, i);
+        if (d[i] + counts[i] > end)
+            end = d[i] + counts[i];
+    }
+    *displs_p = d;
+    *total_p = end * es;
+    return GAS_OK;
+}
+
+GAS_EXPORT gas_status_t gas_allgatherv(gas_team_t team, void *dst, const void *src,
+                                       const size_t *counts, const size_t *displs,
+                                       gas_dtype_t type)
+{
+    struct call c = {.name = "gas_allgatherv", .team = team, .coll = GAS_COLL_ALLGATHERV,
+                     .type = type, .root = -1};
+    gas_status_t st = check_common(&c);
+    if (st != GAS_OK)
+        return st;
+    if (counts == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, c.name, "counts is NULL");
+    /* the choice must agree on every rank: decide on the largest block */
+    size_t largest = 0;
+    for (int i = 0; i < team->size; i++)
+        largest = counts[i] > largest ? counts[i] : largest;
+    if ((st = bytes_of(&c, largest, 1, &c.bytes)) != GAS_OK)
+        return st;
+    int alg = gas_co_select(c.coll, c.bytes, team->size, team->nnodes, 0);
+    struct gas_co_sched *s = gas_co_sched_new(c.name, team, c.coll, alg, type, 0, 0, -1);
+    if (s == NULL)
+        return GAS_ERR_NOMEM;
+    size_t *d = NULL, total = 0, es = c.a.es, mine = counts[team->rank] * es;
+    st = vector(&c, counts, displs, "", &d, &total, s);
+    if (st == GAS_OK && src == GAS_IN_PLACE)
+        src = (char *)dst + d[team->rank] * es;
+    if (st == GAS_OK && (st = need(&c, dst, total, "dst")) == GAS_OK)
+        st = need(&c, src, mine, "src");
+    if (st != GAS_OK) {
+        gas_co_sched_free(s);
+        return st;
+    }
+    c.a = (struct gas_co_args){.dst = dst, .src = src, .es = es, .counts = counts, .displs = d};
+    struct gas_co_grp g = {.n = team->size, .me = team->rank, .map = NULL};
+    gas_co_builder(c.coll, alg)(s, &g, &c.a);
+    return gas_co_run(s);
+}
+
+GAS_EXPORT gas_status_t gas_alltoallv(gas_team_t team, void *dst, const size_t *dst_counts,
+                                      const size_t *dst_displs, const void *src,
+                                      const size_t *src_counts, const size_t *src_displs,
+                                      gas_dtype_t type)
+{
+    struct call c = {.name = "gas_alltoallv", .team = team, .coll = GAS_COLL_ALLTOALLV,
+                     .type = type, .root = -1};
+    gas_status_t st = check_common(&c);
+    if (st != GAS_OK)
+        return st;
+    /* counts differ per rank: the table is consulted for size 0 so all agree */
+    int alg = gas_co_select(c.coll, 0, team->size, team->nnodes, 0);
+    struct gas_co_sched *s = gas_co_sched_new(c.name, team, c.coll, alg, type, 0, 0, -1);
+    if (s == NULL)
+        return GAS_ERR_NOMEM;
+    size_t *rd = NULL, *sd = NULL, rtotal = 0, stotal = 0;
+    st = vector(&c, dst_counts, dst_displs, "dst", &rd, &rtotal, s);
+    if (st == GAS_OK)
+        st = vector(&c, src_counts, src_displs, "src", &sd, &stotal, s);
+    if (st == GAS_OK && src == GAS_IN_PLACE)
+        st = gas_rt_error(GAS_ERR_INVALID, c.name, "gas_alltoallv has no in-place form");
+    if (st == GAS_OK && (st = need(&c, dst, rtotal, "dst")) == GAS_OK)
+        st = need(&c, src, stotal, "src");
+    if (st != GAS_OK) {
+        gas_co_sched_free(s);
+        return st;
+    }
+    c.a = (struct gas_co_args){.dst = dst, .src = src, .es = c.a.es, .counts = dst_counts,
+                               .displs = rd, .scounts = src_counts, .sdispls = sd};
+    struct gas_co_grp g = {.n = team->size, .me = team->rank, .map = NULL};
+    gas_co_builder(c.coll, alg)(s, &g, &c.a);
+    return gas_co_run(s);
+}
+
+/* For team creation: an allgather of `bytes` bytes per rank. */
+gas_status_t gas_co_allgather_bytes(const char *call, gas_team_t t, void *dst, const void *src,
+                                    size_t bytes)
+{
+    struct call c = {.name = call, .team = t, .coll = GAS_COLL_ALLGATHER, .type = GAS_UINT8,
+                     .root = -1, .hashcount = bytes, .bytes = bytes};
+    c.a = (struct gas_co_args){.dst = dst, .src = src, .count = bytes, .es = 1};
+    return launch(&c, NULL);
+}

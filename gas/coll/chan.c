@@ -1,0 +1,332 @@
+/*
+ * chan.c - per-pair channels inside the members' scratch slots.
+ *
+ * Each member of a team has a slot in its segment (at an offset every
+ * member knows: t->poff[rank]); the layout is the same in all of them
+ * (P = team size):
+ *   [0, 8P)          arrived[src]: chunks that team rank src has put here
+ *   [8P, 16P)        credit[dst]: chunks of mine that team rank dst consumed
+ *   [16P, 16P+256)   quiesce[32]: the counters of gas_team_destroy's barrier
+ *   then             cts[dst]: where team rank dst wants my next message to it
+ *   data_off ...     one mailbox of mbox_bytes per source rank, cut into
+ *                    nchunks chunks of chunk_bytes (a 32-byte header, then
+ *                    payload)
+ *
+ * A message from s to d is cut into chunks; chunk number k of the pair goes
+ * to chunk k % nchunks of s's mailbox at d, and is made visible by adding 1
+ * to d's arrived[s] after the payload (put_signal).  d consumes chunks in
+ * order and gives the space back by adding to s's credit[d]; s never has
+ * more than nchunks chunks unconsumed at d.  Counters only grow and are
+ * zeroed when the team is destroyed (when nothing can be in flight).
+ *
+ * Zero-copy: when a receive's destination lies in the receiver's segment
+ * and the message is at least GAS_COLL_ZCOPY_MIN bytes, the receiver writes
+ * (message number, offset, length) into the sender's cts[receiver] as it
+ * starts the receive.  A sender that finds the entry for the message it is
+ * sending puts the rest of the message straight to that offset, then one
+ * header chunk with GAS_CO_ZCOPY (ordered after the data) that completes it.
+ * A sender that has not seen the entry yet keeps using the mailbox, so
+ * neither side ever waits for the other's choice.  The receiver cannot post
+ * the entry for message m + 1 before message m has arrived, so one entry per
+ * pair suffices and a sender never reads a half-written one.
+ *
+ * Every header names the call (team sequence number, collective, algorithm,
+ * type, op, a hash of count and root) and the message's length and offset,
+ * so a receiver that finds another call's chunk, or a message of another
+ * length, reports a mismatch instead of writing past its buffer.
+ */
+#include "coll.h"
+#include "runtime/wait.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define STAGE_BYTES 512   /* payloads up to this size go in one put with the header */
+
+uint64_t gas_co_chan_geometry(gas_team_t t)
+{
+    uint64_t P = (uint64_t)t->size;
+    uint64_t ctl = 16 * P + 8 * GAS_CO_QUIESCE_ROUNDS + P * sizeof(struct gas_co_cts);
+    uint64_t data_off = (ctl + 63) / 64 * 64;
+    uint64_t room = gas_co_scratch > data_off ? gas_co_scratch - data_off : 0;
+    uint64_t mbox = room / P / 64 * 64;
+    if (mbox < 256)
+        mbox = 256;   /* at least two chunks of 128 bytes per member */
+    unsigned k = mbox >= 16384 ? 4 : 2;
+    t->data_off = data_off;
+    t->mbox_bytes = mbox;
+    t->nchunks = k;
+    t->chunk_bytes = mbox / k / 64 * 64;
+    return data_off + P * mbox;
+}
+
+void gas_co_chan_attach(gas_team_t t)
+{
+    uint64_t P = (uint64_t)t->size;
+    t->arrived = (uint64_t *)(void *)t->base;
+    t->credit = t->arrived + P;
+    t->quiesce = t->credit + P;
+    t->cts = (struct gas_co_cts *)(void *)(t->quiesce + GAS_CO_QUIESCE_ROUNDS);
+}
+
+static uint64_t mbox_off(gas_team_t t, int src, uint64_t k)
+{
+    return t->data_off + (uint64_t)src * t->mbox_bytes + (k % t->nchunks) * t->chunk_bytes;
+}
+
+static const char *alg_text(const struct gas_co_hdr *h)
+{
+    const char *a = gas_co_alg_name((gas_coll_t)h->coll, h->alg);
+    return a ? a : "?";
+}
+
+/* Describe a call for an error message. */
+static void describe(char *buf, size_t cap, uint32_t seq, int coll, int alg, int type, int op)
+{
+    const char *c = gas_coll_name((gas_coll_t)coll);
+    const char *a = gas_co_alg_name((gas_coll_t)coll, alg);
+    snprintf(buf, cap, "collective #%u, gas_%s (%s, %s%s%s)", seq, c ? c : "?", a ? a : "?",
+             gas_co_type_name((gas_dtype_t)type),
+             coll == GAS_COLL_REDUCE || coll == GAS_COLL_ALLREDUCE ||
+                     coll == GAS_COLL_REDUCE_SCATTER ? ", " : "",
+             coll == GAS_COLL_REDUCE || coll == GAS_COLL_ALLREDUCE ||
+                     coll == GAS_COLL_REDUCE_SCATTER ? gas_co_op_name((gas_redop_t)op) : "");
+}
+
+static gas_status_t mismatch(struct gas_co_sched *s, int peer, const struct gas_co_hdr *h,
+                             const char *why)
+{
+    char theirs[160], mine[160];
+    describe(theirs, sizeof theirs, h->seq, h->coll, h->alg, h->type, h->op);
+    describe(mine, sizeof mine, s->call.seq, s->call.coll, s->call.alg, s->call.type,
+             s->call.op);
+    (void)alg_text;
+    return gas_rt_error(GAS_ERR_INVALID, s->callname,
+                        "collective mismatch on a team of %d: rank %d sent a message of its %s "
+                        "while this rank is in its %s%s; every member must call the same "
+                        "collectives in the same order with the same count, type, op and root "
+                        "(and the same algorithm)",
+                        s->team->size, s->team->world[peer], theirs, mine, why);
+}
+
+/* Does a header belong to the call s runs?  Raises the mismatch if not. */
+static gas_status_t check_hdr(struct gas_co_sched *s, int peer, const struct gas_co_hdr *h)
+{
+    const struct gas_co_call *c = &s->call;
+    if (h->seq != c->seq || h->coll != c->coll)
+        return mismatch(s, peer, h, "");
+    if (h->alg != c->alg)
+        return mismatch(s, peer, h, " (the ranks chose different algorithms: check "
+                                    "GAS_COLL_* and gas_coll_set_algorithm on every rank)");
+    if (h->type != c->type || h->op != c->op || h->arghash != c->arghash)
+        return mismatch(s, peer, h, " (with different count, type, op or root)");
+    return GAS_OK;
+}
+
+static void fail(struct gas_co_sched *s, gas_status_t st)
+{
+    if (s->status == GAS_OK)
+        s->status = st;
+}
+
+/* Put w bytes (header and maybe payload) at off, then add 1 to the arrival counter sig. */
+static gas_status_t put_chunk(gas_tl_peer_t *peer, uint64_t off, const void *what, size_t w,
+                              uint64_t sig)
+{
+    gas_status_t st = gas_tl_put_signal(peer, off, what, w, sig, 1, GAS_SIGNAL_ADD, NULL);
+    if (st == GAS_ERR_UNSUPPORTED) {
+        gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .offset = sig, .operand = 1};
+        st = gas_tl_put(peer, off, what, w, NULL);
+        if (st >= 0)
+            st = peer->ops->fence();
+        if (st >= 0)
+            st = gas_tl_amo(peer, &a, NULL);
+    }
+    return st;
+}
+
+int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
+{
+    gas_team_t t = s->team;
+    int d = o->peer;
+    uint64_t k = t->sent[d];
+    if (k - __atomic_load_n(&t->credit[d], __ATOMIC_ACQUIRE) >= t->nchunks)
+        return 0;
+    gas_tl_peer_t *peer;
+    gas_status_t st = gas_co_peer(t, d, &peer);
+    if (st != GAS_OK) {
+        fail(s, st);
+        return 1;
+    }
+    size_t room = t->chunk_bytes - GAS_CO_HDR_BYTES;
+    size_t n = o->len - o->done < room ? o->len - o->done : room;
+    struct gas_co_hdr h = {
+        .seq = s->call.seq, .coll = s->call.coll, .alg = s->call.alg, .type = s->call.type,
+        .op = s->call.op, .arghash = s->call.arghash, .msg_len = o->len, .msg_off = o->done,
+    };
+    uint64_t off = t->poff[d] + mbox_off(t, t->rank, k);
+    uint64_t sig = t->poff[d] + 8 * (uint64_t)t->rank;
+    const struct gas_co_cts *cts = &t->cts[d];
+    union {
+        unsigned char b[GAS_CO_HDR_BYTES + STAGE_BYTES];
+        uint64_t align;
+    } stage;
+    const void *what = &h;
+    size_t wlen = GAS_CO_HDR_BYTES;
+    if (o->done < o->len &&
+        __atomic_load_n(&cts->seq, __ATOMIC_ACQUIRE) == t->msent[d] + 1 && cts->len == o->len) {
+        /* zero-copy: the rest of the message straight into the receiver's buffer */
+        n = o->len - o->done;
+        h.flags = GAS_CO_ZCOPY;
+        st = gas_tl_put(peer, cts->off + o->done, o->src + o->done, n, NULL);
+    } else if (n <= STAGE_BYTES) {
+        memcpy(stage.b, &h, GAS_CO_HDR_BYTES);
+        if (n)
+            memcpy(stage.b + GAS_CO_HDR_BYTES, o->src + o->done, n);
+        what = stage.b;
+        wlen = GAS_CO_HDR_BYTES + n;
+    } else {
+        st = gas_tl_put(peer, off + GAS_CO_HDR_BYTES, o->src + o->done, n, NULL);
+    }
+    h.chunk_len = n;
+    if (what == stage.b)
+        memcpy(stage.b, &h, GAS_CO_HDR_BYTES);
+    if (st >= 0)
+        st = put_chunk(peer, off, what, wlen, sig);
+    if (st < 0) {
+        fail(s, st);
+        return 1;
+    }
+    t->sent[d] = k + 1;
+    o->done += n;
+    o->started = 1;
+    if (o->done == o->len)
+        t->msent[d]++;
+    return 1;
+}
+
+/* Tell src where its next message to me (number t->mrecvd[src]) may go. */
+static void post_cts(struct gas_co_sched *s, struct gas_co_op *o)
+{
+    gas_team_t t = s->team;
+    const char *seg = gas_gs.seg.base;
+    o->cts_posted = 1;
+    gas_tl_peer_t *peer;
+    gas_status_t st = gas_co_peer(t, o->peer, &peer);
+    uint64_t entry[2] = {(uint64_t)(o->dst - seg), o->len};
+    uint64_t at = t->poff[o->peer] + (uint64_t)((char *)&t->cts[t->rank] - t->base);
+    if (st == GAS_OK)
+        st = gas_tl_put_signal(peer, at + 8, entry, sizeof entry, at, t->mrecvd[o->peer] + 1,
+                               GAS_SIGNAL_SET, NULL);
+    if (st == GAS_ERR_UNSUPPORTED) {
+        gas_tl_amo_t a = {.op = GAS_AMO_SET, .width = 8, .offset = at,
+                          .operand = t->mrecvd[o->peer] + 1};
+        st = gas_tl_put(peer, at + 8, entry, sizeof entry, NULL);
+        if (st >= 0)
+            st = peer->ops->fence();
+        if (st >= 0)
+            st = gas_tl_amo(peer, &a, NULL);
+    }
+    if (st < 0)
+        fail(s, st);
+}
+
+static int zcopy_ok(const struct gas_co_op *o)
+{
+    const char *seg = gas_gs.seg.base;
+    return gas_co_zcopy_min && o->kind == GAS_CO_RECV && o->len >= gas_co_zcopy_min &&
+           o->dst >= seg + GAS_AL_RESERVED_BYTES && o->dst < seg + gas_gs.seg.size &&
+           o->len <= (size_t)(seg + gas_gs.seg.size - o->dst);
+}
+
+/* Give back the chunks consumed from src. */
+static void credit_back(struct gas_co_sched *s, int src)
+{
+    gas_team_t t = s->team;
+    gas_tl_peer_t *peer;
+    gas_status_t st = gas_co_peer(t, src, &peer);
+    if (st == GAS_OK) {
+        gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = t->owed[src],
+                          .offset = t->poff[src] + 8 * ((uint64_t)t->size + (uint64_t)t->rank)};
+        st = gas_tl_amo(peer, &a, NULL);
+    }
+    if (st < 0)
+        fail(s, st);
+    t->owed[src] = 0;
+}
+
+int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o)
+{
+    gas_team_t t = s->team;
+    int src = o->peer;
+    uint64_t k = t->recvd[src];
+    if (o->done == 0 && !o->cts_posted && zcopy_ok(o))
+        post_cts(s, o);
+    if (__atomic_load_n(&t->arrived[src], __ATOMIC_ACQUIRE) <= k)
+        return 0;
+    const char *chunk = t->base + mbox_off(t, src, k);
+    struct gas_co_hdr h;
+    memcpy(&h, chunk, sizeof h);
+    gas_status_t st = check_hdr(s, src, &h);
+    int zc = (h.flags & GAS_CO_ZCOPY) != 0;
+    if (st == GAS_OK && (h.msg_len != o->len || h.msg_off != o->done ||
+                         h.chunk_len > o->len - o->done || (zc && !o->cts_posted) ||
+                         (!zc && h.chunk_len > t->chunk_bytes - GAS_CO_HDR_BYTES)))
+        st = gas_rt_error(GAS_ERR_INVALID, s->callname,
+                          "rank %d sent %llu bytes where this rank expects %zu from it (%s on a "
+                          "team of %d); the ranks passed different counts",
+                          t->world[src], (unsigned long long)h.msg_len, o->len,
+                          gas_coll_name((gas_coll_t)s->call.coll), t->size);
+    if (st != GAS_OK) {
+        fail(s, st);
+        return 1;
+    }
+    if (h.chunk_len && !zc) {
+        if (o->kind == GAS_CO_RECV_REDUCE)
+            gas_co_reduce(o->dst + o->done, chunk + GAS_CO_HDR_BYTES, h.chunk_len / s->es,
+                          s->type, s->redop);
+        else
+            memcpy(o->dst + o->done, chunk + GAS_CO_HDR_BYTES, h.chunk_len);
+    }
+    o->done += h.chunk_len;
+    o->started = 1;
+    if (o->done == o->len)
+        t->mrecvd[src]++;
+    t->recvd[src] = k + 1;
+    if (++t->owed[src] >= (t->nchunks + 1) / 2)
+        credit_back(s, src);
+    return 1;
+}
+
+void gas_co_chan_flush_credits(struct gas_co_sched *s)
+{
+    gas_team_t t = s->team;
+    struct gas_co_op *ops = s->ops;
+    size_t lo = s->cur ? s->round_end[s->cur - 1] : 0, hi = s->round_end[s->cur];
+    for (size_t i = lo; i < hi; i++)
+        if ((ops[i].kind == GAS_CO_RECV || ops[i].kind == GAS_CO_RECV_REDUCE) &&
+            t->owed[ops[i].peer])
+            credit_back(s, ops[i].peer);
+}
+
+int gas_co_chan_probe(struct gas_co_sched *s)
+{
+    gas_team_t t = s->team;
+    for (int p = 0; p < t->size; p++) {
+        uint64_t k = t->recvd[p];
+        if (p == t->rank || __atomic_load_n(&t->arrived[p], __ATOMIC_ACQUIRE) <= k)
+            continue;
+        struct gas_co_hdr h;
+        memcpy(&h, t->base + mbox_off(t, p, k), sizeof h);
+        int32_t ahead = (int32_t)(h.seq - s->call.seq);
+        if (ahead < 0) {
+            fail(s, mismatch(s, p, &h, " (this rank expected no message from it then)"));
+            return 1;
+        }
+        if (ahead == 0 && check_hdr(s, p, &h) != GAS_OK) {
+            fail(s, GAS_ERR_INVALID);
+            return 1;
+        }
+    }
+    return 0;
+}

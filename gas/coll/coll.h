@@ -1,0 +1,256 @@
+/*
+ * coll.h - teams and collectives: what the files of gas/coll/ share.
+ *
+ * Layers inside gas/coll/:
+ *   team.c      teams: world, splits, node teams, translation, destroy; the
+ *               per-team scratch slots carved from the symmetric heap at init
+ *   chan.c      per-pair channels in a team's scratch: chunks put with a
+ *               signal into the receiver's mailbox, credits flowing back,
+ *               a header on every chunk that carries the call's signature
+ *   sched.c     schedules: an algorithm is a list of rounds of sends,
+ *               receives and local copies/reductions; one executor runs them
+ *               blocking or, behind a gas_handle_t, non-blocking
+ *   select.c    the tuning table and the GAS_COLL_<NAME> overrides
+ *   reduce_ops.c  the type x op kernels
+ *   alg_*.c     the algorithms (schedule builders), by family
+ *   api.c       the public calls: argument checks, then build and run
+ */
+#ifndef GAS_CO_COLL_H
+#define GAS_CO_COLL_H
+
+#include "gas/internal.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GAS_CO_QUIESCE_ROUNDS 32
+#define GAS_CO_TEAM_MAGIC 0x7465616d636f6c6cull
+
+/* ------------------------------------------------------------------------ */
+/* Channels (chan.c)                                                         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Every chunk in a mailbox starts with this header; the signal that makes it
+ * visible is the sender's arrival counter at the receiver (ADD 1).
+ */
+struct gas_co_hdr {
+    uint32_t seq;        /* the team's collective number */
+    uint8_t coll, alg, type, op;
+    uint32_t arghash;    /* count, root (what must agree across ranks) */
+    uint32_t flags;      /* GAS_CO_ZCOPY: the payload went straight to the destination */
+    uint64_t chunk_len;  /* payload bytes of this chunk */
+    uint64_t msg_len;    /* bytes of the whole message */
+    uint64_t msg_off;    /* where this chunk starts in the message */
+};
+#define GAS_CO_HDR_BYTES 40
+#define GAS_CO_ZCOPY 1u
+
+/*
+ * Zero-copy: a receiver whose destination lies in its segment tells the
+ * sender where (one entry per pair, in the sender's slot); the sender puts
+ * the rest of that message there directly and sends only a header.
+ */
+struct gas_co_cts {
+    uint64_t seq;        /* message number (per pair) + 1; the signal */
+    uint64_t off, len;   /* the destination in the receiver's segment */
+    uint64_t pad;
+};
+_Static_assert(sizeof(struct gas_co_hdr) == GAS_CO_HDR_BYTES, "chunk header size");
+
+/* The identity of one collective call, carried in every header. */
+struct gas_co_call {
+    uint32_t seq;
+    uint8_t coll, alg, type, op;
+    uint32_t arghash;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Teams (team.c)                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* A view of some members of a team: index i is team rank map[i] (NULL: i). */
+struct gas_co_grp {
+    int n, me;           /* me = -1 when this rank is not in the group */
+    const int *map;
+};
+
+static inline int gas_co_grp_rank(const struct gas_co_grp *g, int i)
+{
+    return g->map ? g->map[i] : i;
+}
+
+struct gas_co_sched;
+
+struct gas_team {
+    uint64_t magic;           /* GAS_CO_TEAM_MAGIC while the team lives */
+    int size, rank;           /* team size, my team rank */
+    int *world;               /* team rank -> world rank */
+    int *inv;                 /* world rank -> team rank or -1 (NULL for world) */
+    uint64_t *poff;           /* team rank -> segment offset of that member's slot */
+    char *base;               /* my slot */
+    void *mem;                /* what to free for it (NULL: the world's, from the heap) */
+    /* channel geometry (see chan.c) */
+    uint64_t data_off, mbox_bytes, chunk_bytes;
+    unsigned nchunks;
+    /* local channel state, per peer team rank */
+    uint64_t *sent, *recvd, *owed;
+    uint64_t *msent, *mrecvd;     /* messages (not chunks) sent to / received from a peer */
+    uint32_t *held_send, *held_recv; /* == pass: an earlier op of the round holds the pair */
+    uint32_t pass;
+    uint64_t *arrived, *credit;   /* in the slot: written by peers */
+    uint64_t *quiesce;
+    struct gas_co_cts *cts;       /* in the slot: where peers want my next message */
+    gas_tl_peer_t **peers;
+    uint32_t seq;             /* collectives started on this team */
+    /* node structure: node index of each member, nodes listed by first member */
+    int nnodes;
+    int *node_of;             /* team rank -> node index */
+    int *node_members;        /* team ranks, grouped by node in team order */
+    int *node_start;          /* node i: node_members[node_start[i] .. node_start[i+1]) */
+    int *leaders;             /* first member of each node */
+    /* non-blocking collectives in call order */
+    struct gas_co_sched *qhead, *qtail;
+    int busy;                 /* the executor is inside this team */
+};
+
+extern uint64_t gas_co_scratch;        /* GAS_COLL_SCRATCH */
+extern uint64_t gas_co_zcopy_min;      /* GAS_COLL_ZCOPY_MIN (0: never) */
+
+/* The live teams of this rank (for progress). */
+extern gas_team_t *gas_co_live;
+extern size_t gas_co_nlive;
+
+/* Check a team argument for `call`: initialised and a live team of this rank. */
+gas_status_t gas_co_team_check(const char *call, gas_team_t team);
+
+/* The route to team rank r (cached). */
+gas_status_t gas_co_peer(gas_team_t t, int r, gas_tl_peer_t **peer_p);
+
+/* A team's channel geometry (size must be set) and the bytes of its slot. */
+uint64_t gas_co_chan_geometry(gas_team_t t);
+/* Point the channel state at the slot (t->base set). */
+void gas_co_chan_attach(gas_team_t t);
+
+/* ------------------------------------------------------------------------ */
+/* Schedules (sched.c)                                                       */
+/* ------------------------------------------------------------------------ */
+
+enum gas_co_op_kind { GAS_CO_SEND, GAS_CO_RECV, GAS_CO_RECV_REDUCE, GAS_CO_COPY, GAS_CO_REDUCE };
+
+struct gas_co_op {
+    uint8_t kind;
+    int peer;                 /* team rank, for sends and receives */
+    char *dst;
+    const char *src;
+    size_t len;               /* bytes */
+    size_t done;              /* bytes moved so far */
+    int started;              /* a zero-byte message went */
+    int cts_posted;           /* receive: the sender was told to write to dst directly */
+};
+
+struct gas_co_sched {
+    struct gas_op op;         /* first: a gas_handle_t points here */
+    const char *callname;
+    gas_team_t team;
+    struct gas_co_call call;
+    gas_dtype_t type;
+    gas_redop_t redop;
+    size_t es;                /* element size */
+    int quiet_first;          /* barrier: gas_quiet() before the first round */
+    struct gas_co_op *ops;
+    size_t nops, cap;
+    size_t *round_end;        /* ops [round_end[i-1], round_end[i]) form round i */
+    size_t nrounds, rcap;
+    size_t cur;               /* current round */
+    int round_started;
+    void **tmps;
+    size_t ntmps, tcap;
+    gas_status_t status;      /* first failure */
+    int done;
+    struct gas_co_sched *next; /* in the team's queue */
+    int queued, nonblocking;
+};
+
+/* A new schedule for one call on team t (NULL when out of memory: raised). */
+struct gas_co_sched *gas_co_sched_new(const char *callname, gas_team_t t, gas_coll_t coll,
+                                      int alg, gas_dtype_t type, gas_redop_t op, uint64_t count,
+                                      int root);
+void gas_co_sched_free(struct gas_co_sched *s);
+
+/* Building (errors are kept in s->status and reported by the run). */
+void gas_co_send(struct gas_co_sched *s, int peer, const void *src, size_t len);
+void gas_co_recv(struct gas_co_sched *s, int peer, void *dst, size_t len);
+void gas_co_recv_reduce(struct gas_co_sched *s, int peer, void *dst, size_t len);
+void gas_co_copy(struct gas_co_sched *s, void *dst, const void *src, size_t len);
+void gas_co_reduce_local(struct gas_co_sched *s, void *dst, const void *src, size_t len);
+void gas_co_round(struct gas_co_sched *s);
+void *gas_co_tmp(struct gas_co_sched *s, size_t len);
+
+/* Run to completion; frees s.  Returns the schedule's status. */
+gas_status_t gas_co_run(struct gas_co_sched *s);
+/* Start non-blocking: *handle_p is the schedule, or GAS_HANDLE_NULL when done at once. */
+gas_status_t gas_co_start_nb(struct gas_co_sched *s, gas_handle_t *handle_p);
+
+/* Progress every team's queued non-blocking collectives (a runtime progress hook). */
+int gas_co_progress_all(void);
+/* Complete every queued collective of a team (destroy). */
+gas_status_t gas_co_drain(gas_team_t t, const char *call);
+
+/* Channel steps used by the executor (chan.c): 1 when a chunk moved, 0 when it must wait. */
+int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o);
+int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o);
+void gas_co_chan_flush_credits(struct gas_co_sched *s);
+/* Look at what peers sent ahead for a call this rank is not in (mismatch detection). */
+int gas_co_chan_probe(struct gas_co_sched *s);
+
+/* ------------------------------------------------------------------------ */
+/* Algorithms and selection                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Arguments of one collective, as the builders see them. */
+struct gas_co_args {
+    char *dst;
+    const char *src;          /* never GAS_IN_PLACE here: resolved by api.c */
+    size_t count;             /* elements (per block for the blocked collectives) */
+    size_t es;
+    int root;                 /* group index */
+    const size_t *counts, *displs;   /* allgatherv (elements) / alltoallv receive side */
+    const size_t *scounts, *sdispls; /* alltoallv send side */
+};
+
+typedef gas_status_t (*gas_co_build_fn)(struct gas_co_sched *s, const struct gas_co_grp *g,
+                                        const struct gas_co_args *a);
+
+/* Algorithm ids are indices into the GAS_COLL_<NAME> config row's choices (0: auto). */
+const char *gas_co_alg_name(gas_coll_t c, int alg);
+int gas_co_alg_count(gas_coll_t c);
+int gas_co_alg_is_hier(gas_coll_t c, int alg);
+gas_co_build_fn gas_co_builder(gas_coll_t c, int alg);
+
+/*
+ * The algorithm for a call: forced > GAS_COLL_<NAME> > tuning table.
+ * n ranks in nnodes nodes; hier: a hierarchical algorithm is allowed.
+ */
+int gas_co_select(gas_coll_t c, size_t bytes, int n, int nnodes, int hier);
+gas_status_t gas_co_select_init(void);
+void gas_co_select_fini(void);
+
+/* Sub-group builders used by the hierarchical algorithms: select and build. */
+gas_status_t gas_co_build_sub(struct gas_co_sched *s, gas_coll_t c, const struct gas_co_grp *g,
+                              const struct gas_co_args *a, size_t bytes, int multinode);
+
+/* Elements in block i of n elements split into p blocks, and where it starts. */
+static inline size_t gas_co_blk_lo(size_t n, int p, int i)
+{
+    size_t q = n / (size_t)p, r = n % (size_t)p;
+    return (size_t)i * q + ((size_t)i < r ? (size_t)i : r);
+}
+
+/* Kernels (reduce_ops.c): dst[i] = dst[i] op src[i] for n elements. */
+void gas_co_reduce(void *dst, const void *src, size_t n, gas_dtype_t type, gas_redop_t op);
+int gas_co_op_valid(gas_dtype_t type, gas_redop_t op);
+const char *gas_co_type_name(gas_dtype_t type);
+const char *gas_co_op_name(gas_redop_t op);
+
+#endif

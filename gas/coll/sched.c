@@ -1,0 +1,404 @@
+/*
+ * sched.c - schedules and their executor.
+ *
+ * An algorithm builds a schedule: rounds of operations.  A round first runs
+ * its local operations (copies, reductions) in order, then progresses all of
+ * its sends and receives together, chunk by chunk, until every one is
+ * complete; then the next round starts.  Sends and receives of one round
+ * must not touch the same bytes.  Because every round's communication
+ * progresses concurrently and each pair's channel is FIFO, algorithms that
+ * are safe with MPI's Isend/Irecv/Waitall per step are safe here.
+ *
+ * Blocking collectives run their schedule to the end.  Non-blocking ones are
+ * queued on their team: only the oldest schedule of a team runs (so chunks
+ * of different calls on one team stay in call order), from gas_test/gas_wait
+ * and from a runtime progress hook that every libgas wait drives.
+ */
+#include "coll.h"
+#include "alloc/arena.h"
+#include "runtime/wait.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROBE_EVERY 64   /* polls between two looks for mismatched calls */
+
+static uint32_t mix32(uint64_t v)
+{
+    v ^= v >> 33;
+    v *= 0xff51afd7ed558ccdull;
+    v ^= v >> 33;
+    return (uint32_t)v;
+}
+
+static gas_status_t complete_handle(struct gas_op *op, int block, int *done_p);
+
+struct gas_co_sched *gas_co_sched_new(const char *callname, gas_team_t t, gas_coll_t coll,
+                                      int alg, gas_dtype_t type, gas_redop_t op, uint64_t count,
+                                      int root)
+{
+    struct gas_co_sched *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        gas_rt_error(GAS_ERR_NOMEM, callname, "no memory for a collective's schedule");
+        return NULL;
+    }
+    s->op.complete = complete_handle;
+    s->callname = callname;
+    s->team = t;
+    s->type = type;
+    s->redop = op;
+    s->es = gas_dtype_size(type);
+    s->call = (struct gas_co_call){
+        .coll = (uint8_t)coll, .alg = (uint8_t)alg, .type = (uint8_t)type,
+        .op = (uint8_t)op, .arghash = mix32(count * 0x9e3779b97f4a7c15ull ^ (uint64_t)(root + 1)),
+    };
+    return s;
+}
+
+static void tmp_free(void *p)
+{
+    const char *seg = gas_gs.seg.base;
+    if ((const char *)p >= seg && (const char *)p < seg + gas_gs.seg.size)
+        gas_al_arena_free(p);
+    else
+        free(p);
+}
+
+void gas_co_sched_free(struct gas_co_sched *s)
+{
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->ntmps; i++)
+        tmp_free(s->tmps[i]);
+    free(s->tmps);
+    free(s->ops);
+    free(s->round_end);
+    free(s);
+}
+
+static void nomem(struct gas_co_sched *s)
+{
+    if (s->status == GAS_OK)
+        s->status = gas_rt_error(GAS_ERR_NOMEM, s->callname, "no memory for a schedule");
+}
+
+static int is_comm(const struct gas_co_op *o)
+{
+    return o->kind == GAS_CO_SEND || o->kind == GAS_CO_RECV || o->kind == GAS_CO_RECV_REDUCE;
+}
+
+void gas_co_round(struct gas_co_sched *s)
+{
+    size_t start = s->nrounds ? s->round_end[s->nrounds - 1] : 0;
+    if (s->nops == start)
+        return;   /* nothing in the open round */
+    if (s->nrounds == s->rcap) {
+        size_t ncap = s->rcap ? 2 * s->rcap : 16;
+        size_t *n = realloc(s->round_end, ncap * sizeof *n);
+        if (n == NULL) {
+            nomem(s);
+            return;
+        }
+        s->round_end = n;
+        s->rcap = ncap;
+    }
+    s->round_end[s->nrounds++] = s->nops;
+}
+
+static void add(struct gas_co_sched *s, struct gas_co_op o)
+{
+    if (!is_comm(&o) && s->nops > 0) {
+        /* local operations open a round: close one that already communicates */
+        size_t start = s->nrounds ? s->round_end[s->nrounds - 1] : 0;
+        if (s->nops > start && is_comm(&s->ops[s->nops - 1]))
+            gas_co_round(s);
+    }
+    if (s->nops == s->cap) {
+        size_t ncap = s->cap ? 2 * s->cap : 16;
+        struct gas_co_op *n = realloc(s->ops, ncap * sizeof *n);
+        if (n == NULL) {
+            nomem(s);
+            return;
+        }
+        s->ops = n;
+        s->cap = ncap;
+    }
+    s->ops[s->nops++] = o;
+}
+
+void gas_co_send(struct gas_co_sched *s, int peer, const void *src, size_t len)
+{
+    add(s, (struct gas_co_op){.kind = GAS_CO_SEND, .peer = peer, .src = src, .len = len});
+}
+
+void gas_co_recv(struct gas_co_sched *s, int peer, void *dst, size_t len)
+{
+    add(s, (struct gas_co_op){.kind = GAS_CO_RECV, .peer = peer, .dst = dst, .len = len});
+}
+
+void gas_co_recv_reduce(struct gas_co_sched *s, int peer, void *dst, size_t len)
+{
+    add(s, (struct gas_co_op){.kind = GAS_CO_RECV_REDUCE, .peer = peer, .dst = dst, .len = len});
+}
+
+void gas_co_copy(struct gas_co_sched *s, void *dst, const void *src, size_t len)
+{
+    if (len > 0 && dst != src)
+        add(s, (struct gas_co_op){.kind = GAS_CO_COPY, .dst = dst, .src = src, .len = len});
+}
+
+void gas_co_reduce_local(struct gas_co_sched *s, void *dst, const void *src, size_t len)
+{
+    if (len > 0)
+        add(s, (struct gas_co_op){.kind = GAS_CO_REDUCE, .dst = dst, .src = src, .len = len});
+}
+
+void *gas_co_tmp(struct gas_co_sched *s, size_t len)
+{
+    if (s->ntmps == s->tcap) {
+        size_t ncap = s->tcap ? 2 * s->tcap : 4;
+        void **n = realloc(s->tmps, ncap * sizeof *n);
+        if (n == NULL) {
+            nomem(s);
+            return NULL;
+        }
+        s->tmps = n;
+        s->tcap = ncap;
+    }
+    /* Large temporaries live in the segment, so messages into them can go zero-copy. */
+    int why = 0;
+    void *p = gas_co_zcopy_min && len >= gas_co_zcopy_min ? gas_al_arena_alloc(len, &why) : NULL;
+    if (p == NULL)
+        p = malloc(len ? len : 1);
+    if (p == NULL) {
+        nomem(s);
+        return NULL;
+    }
+    s->tmps[s->ntmps++] = p;
+    return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Executor                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int op_done(const struct gas_co_op *o)
+{
+    return o->done == o->len && (o->len > 0 || o->started);
+}
+
+/* Advance s as far as it goes now; returns how many steps were made. */
+static int sched_step(struct gas_co_sched *s)
+{
+    int moved = 0;
+    while (!s->done) {
+        if (s->status != GAS_OK || s->cur == s->nrounds) {
+            s->done = 1;
+            return moved + 1;
+        }
+        size_t lo = s->cur ? s->round_end[s->cur - 1] : 0, hi = s->round_end[s->cur];
+        if (!s->round_started) {
+            if (s->cur == 0 && s->quiet_first) {
+                gas_status_t st = gas_tl_quiet_all();
+                if (st != GAS_OK) {
+                    s->status = st;
+                    continue;
+                }
+            }
+            for (size_t i = lo; i < hi && !is_comm(&s->ops[i]); i++) {
+                struct gas_co_op *o = &s->ops[i];
+                if (o->kind == GAS_CO_COPY)
+                    memmove(o->dst, o->src, o->len);
+                else
+                    gas_co_reduce(o->dst, o->src, o->len / s->es, s->type, s->redop);
+                o->done = o->len;
+            }
+            s->round_started = 1;
+            moved++;
+        }
+        /*
+         * Messages between two ranks must go in op order: an op that is not
+         * done holds its (peer, direction) against later ops of the round.
+         */
+        int all = 1;
+        gas_team_t t = s->team;
+        uint32_t pass = ++t->pass;
+        for (size_t i = lo; i < hi && s->status == GAS_OK; i++) {
+            struct gas_co_op *o = &s->ops[i];
+            if (!is_comm(o) || op_done(o))
+                continue;
+            uint32_t *held = o->kind == GAS_CO_SEND ? &t->held_send[o->peer]
+                                                    : &t->held_recv[o->peer];
+            if (*held != pass)
+                while (!op_done(o) && s->status == GAS_OK &&
+                       (o->kind == GAS_CO_SEND ? gas_co_chan_send(s, o) : gas_co_chan_recv(s, o)))
+                    moved++;
+            if (!op_done(o)) {
+                *held = pass;
+                all = 0;
+            }
+        }
+        if (s->status != GAS_OK)
+            continue;
+        if (!all)
+            return moved;
+        gas_co_chan_flush_credits(s);
+        s->cur++;
+        s->round_started = 0;
+    }
+    return moved;
+}
+
+/* Run the team's queue as far as it goes; completed schedules leave it. */
+static int team_pump(gas_team_t t)
+{
+    if (__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE))
+        return 0;
+    int moved = 0;
+    while (t->qhead) {
+        struct gas_co_sched *s = t->qhead;
+        moved += sched_step(s);
+        if (!s->done)
+            break;
+        t->qhead = s->next;
+        if (t->qhead == NULL)
+            t->qtail = NULL;
+        s->queued = 0;
+    }
+    __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+    return moved;
+}
+
+static void enqueue(struct gas_co_sched *s)
+{
+    gas_team_t t = s->team;
+    gas_co_round(s);   /* close the last round */
+    s->call.seq = t->seq++;
+    s->next = NULL;
+    s->queued = 1;
+    if (t->qtail)
+        t->qtail->next = s;
+    else
+        t->qhead = s;
+    t->qtail = s;
+}
+
+int gas_co_progress_all(void)
+{
+    int moved = 0;
+    for (size_t i = 0; i < gas_co_nlive; i++) {
+        gas_team_t t = gas_co_live[i];
+        if (t->qhead)
+            moved += team_pump(t);
+    }
+    return moved;
+}
+
+struct run_wait {
+    struct gas_co_sched *s;
+    unsigned polls;
+};
+
+static int run_cond(void *arg)
+{
+    struct run_wait *w = arg;
+    struct gas_co_sched *s = w->s;
+    team_pump(s->team);
+    if (s->done)
+        return 1;
+    if (++w->polls % PROBE_EVERY == 0 && s->team->qhead == s && !s->team->busy)
+        gas_co_chan_probe(s);
+    return s->status != GAS_OK;
+}
+
+/* Wait until s is done (it stays allocated). */
+static gas_status_t wait_done(struct gas_co_sched *s)
+{
+    struct run_wait w = {s, 0};
+    if (run_cond(&w))
+        return GAS_OK;
+    gas_team_t t = s->team;
+    char what[160];
+    const char *c = gas_coll_name((gas_coll_t)s->call.coll);
+    snprintf(what, sizeof what, "collective #%u (gas_%s, %s) on a team of %d: the other members",
+             s->call.seq, c ? c : "?", gas_co_alg_name((gas_coll_t)s->call.coll, s->call.alg),
+             t->size);
+    gas_status_t st = gas_rt_wait(run_cond, &w, NULL, s->callname, what);
+    if (st != GAS_OK && s->status == GAS_OK)
+        return st;
+    return GAS_OK;
+}
+
+gas_status_t gas_co_run(struct gas_co_sched *s)
+{
+    if (s->status != GAS_OK) {
+        gas_status_t st = s->status;
+        gas_co_sched_free(s);
+        return st;
+    }
+    enqueue(s);
+    gas_status_t st = wait_done(s);
+    if (st == GAS_OK)
+        st = s->status;
+    if (s->queued) {
+        /* timed out: the team is unusable; keep the schedule for its peers' sake */
+        return st;
+    }
+    gas_co_sched_free(s);
+    return st;
+}
+
+gas_status_t gas_co_start_nb(struct gas_co_sched *s, gas_handle_t *handle_p)
+{
+    if (s->status != GAS_OK) {
+        gas_status_t st = s->status;
+        gas_co_sched_free(s);
+        return st;
+    }
+    s->nonblocking = 1;
+    enqueue(s);
+    team_pump(s->team);
+    if (s->done && !s->queued) {
+        gas_status_t st = s->status;
+        gas_co_sched_free(s);
+        *handle_p = GAS_HANDLE_NULL;
+        return st;
+    }
+    *handle_p = &s->op;
+    return GAS_OK;
+}
+
+static gas_status_t complete_handle(struct gas_op *op, int block, int *done_p)
+{
+    struct gas_co_sched *s = (struct gas_co_sched *)op;
+    if (block) {
+        gas_status_t st = wait_done(s);
+        if (st == GAS_ERR_TIMEOUT)
+            return st;   /* the handle stays valid */
+    } else {
+        gas_rt_progress();
+        team_pump(s->team);
+    }
+    if (!s->done || s->queued) {
+        *done_p = 0;
+        return GAS_OK;
+    }
+    gas_status_t st = s->status;
+    gas_co_sched_free(s);
+    *done_p = 1;
+    return st;
+}
+
+gas_status_t gas_co_drain(gas_team_t t, const char *call)
+{
+    while (t->qtail) {
+        struct gas_co_sched *last = t->qtail;
+        gas_status_t st = wait_done(last);
+        if (st != GAS_OK)
+            return st;
+        if (last->status != GAS_OK)
+            return last->status;
+    }
+    return GAS_OK;
+}

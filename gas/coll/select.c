@@ -1,0 +1,395 @@
+/*
+ * select.c - which algorithm a collective runs.
+ *
+ * The algorithms of a collective are the choices of its GAS_COLL_<NAME>
+ * config row (runtime/config_defs.h), in that order, "auto" first; the
+ * builders below follow the same order.  A call runs, in this order of
+ * precedence: the algorithm forced with gas_coll_set_algorithm(), the one
+ * named by GAS_COLL_<NAME>, or the tuning table's choice (the last matching
+ * row wins; format in docs/collectives.md).  A hierarchical algorithm only
+ * runs on a team that spans two nodes or more; elsewhere the table decides.
+ */
+#include "coll.h"
+#include "info.h"
+#include "runtime/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ALGS 8
+
+static const char builtin_table[] =
+#include "coll_tuning.h"
+    ;
+
+static const char *const coll_names[GAS_COLL_COUNT] = {
+    "barrier", "broadcast", "reduce", "allreduce", "allgather", "allgatherv",
+    "alltoall", "alltoallv", "reduce_scatter", "gather", "scatter",
+};
+
+static const enum gas_rt_config_id cfg_of[GAS_COLL_COUNT] = {
+    GAS_CFG_COLL_BARRIER, GAS_CFG_COLL_BROADCAST, GAS_CFG_COLL_REDUCE, GAS_CFG_COLL_ALLREDUCE,
+    GAS_CFG_COLL_ALLGATHER, GAS_CFG_COLL_ALLGATHERV, GAS_CFG_COLL_ALLTOALL,
+    GAS_CFG_COLL_ALLTOALLV, GAS_CFG_COLL_REDUCE_SCATTER, GAS_CFG_COLL_GATHER,
+    GAS_CFG_COLL_SCATTER,
+};
+
+/* The builders, in the order of each row's choices (index 0, auto, has none). */
+gas_status_t gas_co_barrier_dissemination(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_barrier_hier(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_bcast_binomial(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_bcast_scatter_allgather(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_bcast_hier(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_reduce_binomial(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_reduce_rs_gather(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_reduce_hier(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_allreduce_rd(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_allreduce_rabenseifner(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_allreduce_ring(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_allreduce_hier(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_allgather_rd(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_allgather_bruck(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_allgather_ring(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_alltoall_pairwise(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_alltoall_bruck(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_alltoall_scattered(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_rs_halving(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_rs_ring(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_gather_binomial(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_gather_linear(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_scatter_binomial(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_scatter_linear(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+
+static const gas_co_build_fn builders[GAS_COLL_COUNT][MAX_ALGS] = {
+    [GAS_COLL_BARRIER] = {NULL, gas_co_barrier_dissemination, gas_co_barrier_hier},
+    [GAS_COLL_BROADCAST] = {NULL, gas_co_bcast_binomial, gas_co_bcast_scatter_allgather,
+                            gas_co_bcast_hier},
+    [GAS_COLL_REDUCE] = {NULL, gas_co_reduce_binomial, gas_co_reduce_rs_gather,
+                         gas_co_reduce_hier},
+    [GAS_COLL_ALLREDUCE] = {NULL, gas_co_allreduce_rd, gas_co_allreduce_rabenseifner,
+                            gas_co_allreduce_ring, gas_co_allreduce_hier},
+    [GAS_COLL_ALLGATHER] = {NULL, gas_co_allgather_rd, gas_co_allgather_bruck,
+                            gas_co_allgather_ring},
+    [GAS_COLL_ALLGATHERV] = {NULL, gas_co_allgather_rd, gas_co_allgather_bruck,
+                             gas_co_allgather_ring},
+    [GAS_COLL_ALLTOALL] = {NULL, gas_co_alltoall_pairwise, gas_co_alltoall_bruck,
+                           gas_co_alltoall_scattered},
+    [GAS_COLL_ALLTOALLV] = {NULL, gas_co_alltoall_pairwise, gas_co_alltoall_scattered},
+    [GAS_COLL_REDUCE_SCATTER] = {NULL, gas_co_rs_halving, gas_co_rs_ring},
+    [GAS_COLL_GATHER] = {NULL, gas_co_gather_binomial, gas_co_gather_linear},
+    [GAS_COLL_SCATTER] = {NULL, gas_co_scatter_binomial, gas_co_scatter_linear},
+};
+
+static char alg_names[GAS_COLL_COUNT][MAX_ALGS][32];
+static int nalgs[GAS_COLL_COUNT];
+static int forced[GAS_COLL_COUNT];
+
+struct rule {
+    int coll, rmin, rmax, nodes; /* nodes: 0 any, 1 one node, 2 several */
+    uint64_t from;
+    int alg;
+};
+static struct rule *rules;
+static size_t nrules;
+
+/* Split each row's choices into names (once; the table is constant). */
+static void load_names(void)
+{
+    if (nalgs[0])
+        return;
+    for (int c = 0; c < GAS_COLL_COUNT; c++) {
+        const char *p = gas_rt_config_defs[cfg_of[c]].choices;
+        int i = 0;
+        while (*p && i < MAX_ALGS) {
+            size_t len = strcspn(p, "|");
+            snprintf(alg_names[c][i++], sizeof alg_names[c][0], "%.*s", (int)len, p);
+            p += len + (p[len] == '|');
+        }
+        nalgs[c] = i;
+    }
+}
+
+GAS_EXPORT const char *gas_coll_name(gas_coll_t coll)
+{
+    return (unsigned)coll < GAS_COLL_COUNT ? coll_names[coll] : NULL;
+}
+
+const char *gas_co_alg_name(gas_coll_t c, int alg)
+{
+    load_names();
+    return (unsigned)c < GAS_COLL_COUNT && alg >= 0 && alg < nalgs[c] ? alg_names[c][alg] : NULL;
+}
+
+GAS_EXPORT const char *gas_coll_algorithm(gas_coll_t coll, int i)
+{
+    return gas_co_alg_name(coll, i);
+}
+
+int gas_co_alg_count(gas_coll_t c)
+{
+    load_names();
+    return nalgs[c];
+}
+
+int gas_co_alg_is_hier(gas_coll_t c, int alg)
+{
+    const char *n = gas_co_alg_name(c, alg);
+    return n && strcmp(n, "hierarchical") == 0;
+}
+
+gas_co_build_fn gas_co_builder(gas_coll_t c, int alg)
+{
+    return builders[c][alg];
+}
+
+static int alg_index(int c, const char *name, size_t len)
+{
+    load_names();
+    for (int i = 0; i < nalgs[c]; i++)
+        if (strlen(alg_names[c][i]) == len && strncmp(alg_names[c][i], name, len) == 0)
+            return i;
+    return -1;
+}
+
+GAS_EXPORT gas_status_t gas_coll_set_algorithm(gas_coll_t coll, const char *algorithm)
+{
+    const char *call = "gas_coll_set_algorithm";
+    if ((unsigned)coll >= GAS_COLL_COUNT)
+        return gas_rt_error(GAS_ERR_INVALID, call, "unknown collective %d", (int)coll);
+    if (algorithm == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, call, "algorithm is NULL");
+    int i = alg_index(coll, algorithm, strlen(algorithm));
+    if (i < 0)
+        return gas_rt_error(GAS_ERR_INVALID, call, "%s has no algorithm \"%s\" (it has: %s)",
+                            coll_names[coll], algorithm, gas_rt_config_defs[cfg_of[coll]].choices);
+    forced[coll] = i;
+    return GAS_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The tuning table                                                          */
+/* ------------------------------------------------------------------------ */
+
+static int parse_ranks(const char *w, int *lo, int *hi)
+{
+    char *end;
+    if (strcmp(w, "*") == 0) {
+        *lo = 1;
+        *hi = 1 << 30;
+        return 0;
+    }
+    errno = 0;
+    long a = strtol(w, &end, 10);
+    if (errno || end == w || a < 1)
+        return -1;
+    if (*end == '\0') {
+        *lo = *hi = (int)a;
+        return 0;
+    }
+    if (*end != '-')
+        return -1;
+    const char *rest = end + 1;
+    if (*rest == '\0') {
+        *lo = (int)a;
+        *hi = 1 << 30;
+        return 0;
+    }
+    long b = strtol(rest, &end, 10);
+    if (*end != '\0' || b < a)
+        return -1;
+    *lo = (int)a;
+    *hi = (int)b;
+    return 0;
+}
+
+static int parse_bytes(const char *w, uint64_t *v)
+{
+    const char *why;
+    return gas_rt_config_parse(GAS_CFG_T_SIZE, NULL, w, v, &why);
+}
+
+/* Parse a table; raises naming `where` and the line on a bad row. */
+static gas_status_t parse_table(const char *text, const char *where)
+{
+    free(rules);
+    rules = NULL;
+    nrules = 0;
+    size_t cap = 0;
+    int line = 0;
+    for (const char *p = text; *p;) {
+        size_t len = strcspn(p, "\n");
+        char buf[256], w[5][64];
+        line++;
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), p);
+        p += len + (p[len] == '\n');
+        char *hash = strchr(buf, '#');
+        if (hash)
+            *hash = '\0';
+        int n = sscanf(buf, "%63s %63s %63s %63s %63s", w[0], w[1], w[2], w[3], w[4]);
+        if (n <= 0)
+            continue;
+        struct rule r = {0};
+        const char *why = NULL;
+        r.coll = -1;
+        for (int c = 0; c < GAS_COLL_COUNT; c++)
+            if (strcmp(w[0], coll_names[c]) == 0)
+                r.coll = c;
+        if (n != 5)
+            why = "expected 5 fields: collective ranks nodes from algorithm";
+        else if (r.coll < 0)
+            why = "unknown collective";
+        else if (parse_ranks(w[1], &r.rmin, &r.rmax) != 0)
+            why = "bad ranks (*, N, A-B or A-)";
+        else if (strcmp(w[2], "*") && strcmp(w[2], "1") && strcmp(w[2], "multi"))
+            why = "bad nodes (*, 1 or multi)";
+        else if (parse_bytes(w[3], &r.from) != 0)
+            why = "bad byte count";
+        else if ((r.alg = alg_index(r.coll, w[4], strlen(w[4]))) <= 0)
+            why = "unknown algorithm for this collective";
+        if (why)
+            return gas_rt_error(GAS_ERR_INVALID, "gas_init", "tuning table %s, line %d: %s (%s)",
+                                where, line, why,
+                                r.coll >= 0 ? gas_rt_config_defs[cfg_of[r.coll]].choices : buf);
+        r.nodes = w[2][0] == '*' ? 0 : w[2][0] == '1' ? 1 : 2;
+        if (nrules == cap) {
+            cap = cap ? 2 * cap : 32;
+            struct rule *nr = realloc(rules, cap * sizeof *nr);
+            if (nr == NULL)
+                return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the tuning table");
+            rules = nr;
+        }
+        rules[nrules++] = r;
+    }
+    return GAS_OK;
+}
+
+gas_status_t gas_co_select_init(void)
+{
+    load_names();
+    memset(forced, 0, sizeof forced);
+    const char *file = gas_rt_config_str(GAS_CFG_COLL_TUNING);
+    if (file == NULL || file[0] == '\0')
+        return parse_table(builtin_table, "(built in)");
+    FILE *f = fopen(file, "r");
+    if (f == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "cannot open GAS_COLL_TUNING=%s: %s",
+                            file, strerror(errno));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    char buf[4096];
+    size_t n;
+    while (m && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, m);
+    fclose(f);
+    if (m == NULL)
+        return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory to read %s", file);
+    fclose(m);
+    gas_status_t st = parse_table(text, file);
+    free(text);
+    return st;
+}
+
+void gas_co_select_fini(void)
+{
+    free(rules);
+    rules = NULL;
+    nrules = 0;
+}
+
+int gas_co_select(gas_coll_t c, size_t bytes, int n, int nnodes, int hier)
+{
+    int can_hier = hier && nnodes >= 2;
+    int alg = forced[c] ? forced[c] : gas_rt_config_enum(cfg_of[c]);
+    if (alg > 0 && (can_hier || !gas_co_alg_is_hier(c, alg)))
+        return alg;
+    int best = 0;
+    for (size_t i = 0; i < nrules; i++) {
+        const struct rule *r = &rules[i];
+        if (r->coll != (int)c || n < r->rmin || n > r->rmax || bytes < r->from)
+            continue;
+        if ((r->nodes == 1 && nnodes > 1) || (r->nodes == 2 && nnodes < 2))
+            continue;
+        if (!can_hier && gas_co_alg_is_hier(c, r->alg))
+            continue;
+        best = r->alg;
+    }
+    return best ? best : 1;
+}
+
+gas_status_t gas_co_build_sub(struct gas_co_sched *s, gas_coll_t c, const struct gas_co_grp *g,
+                              const struct gas_co_args *a, size_t bytes, int multinode)
+{
+    int alg = gas_co_select(c, bytes, g->n, multinode ? 2 : 1, 0);
+    return builders[c][alg](s, g, a);
+}
+
+GAS_EXPORT gas_status_t gas_coll_choice(gas_team_t team, gas_coll_t coll, size_t bytes,
+                                        const char **algorithm_p)
+{
+    const char *call = "gas_coll_choice";
+    gas_status_t st = gas_co_team_check(call, team);
+    if (st != GAS_OK)
+        return st;
+    if ((unsigned)coll >= GAS_COLL_COUNT)
+        return gas_rt_error(GAS_ERR_INVALID, call, "unknown collective %d", (int)coll);
+    if (algorithm_p == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, call, "algorithm_p is NULL");
+    int hier = coll == GAS_COLL_BARRIER || coll == GAS_COLL_BROADCAST ||
+               coll == GAS_COLL_REDUCE || coll == GAS_COLL_ALLREDUCE;
+    *algorithm_p = gas_co_alg_name(coll, gas_co_select(coll, bytes, team->size, team->nnodes,
+                                                       hier));
+    return GAS_OK;
+}
+
+gas_status_t gas_co_info(FILE *f)
+{
+    gas_status_t st = gas_rt_config_load();
+    if (st == GAS_OK)
+        st = gas_co_select_init();
+    if (st != GAS_OK)
+        return st;
+    const char *file = gas_rt_config_str(GAS_CFG_COLL_TUNING);
+    fprintf(f, "collectives (tuning table: %s):\n", file && file[0] ? file : "built in, configs/coll-tuning.conf");
+    for (int c = 0; c < GAS_COLL_COUNT; c++) {
+        int env = gas_rt_config_enum(cfg_of[c]);
+        fprintf(f, "  %-15s algorithms:", coll_names[c]);
+        for (int i = 1; i < nalgs[c]; i++)
+            fprintf(f, " %s", alg_names[c][i]);
+        if (env > 0)
+            fprintf(f, "\n  %-15s forced by GAS_COLL_%s=%s\n", "", gas_rt_config_defs[cfg_of[c]].name + 5,
+                    alg_names[c][env]);
+        else
+            fprintf(f, "\n");
+        fprintf(f, "  %-15s choice at 1 node, 2/4/8 ranks:", "");
+        static const size_t sizes[] = {8, 1024, 16384, 65536, 1048576};
+        static const char *const labels[] = {"8", "1k", "16k", "64k", "1m"};
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            fprintf(f, " %s:", labels[k]);
+            for (int n = 2; n <= 8; n *= 2)
+                fprintf(f, "%s%s", n > 2 ? "/" : "",
+                        alg_names[c][gas_co_select((gas_coll_t)c, sizes[k], n, 1, 1)]);
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "  rules (last match wins):\n");
+    for (size_t i = 0; i < nrules; i++) {
+        const struct rule *r = &rules[i];
+        char ranks[32];
+        if (r->rmin == 1 && r->rmax == 1 << 30)
+            snprintf(ranks, sizeof ranks, "*");
+        else if (r->rmax == 1 << 30)
+            snprintf(ranks, sizeof ranks, "%d-", r->rmin);
+        else if (r->rmin == r->rmax)
+            snprintf(ranks, sizeof ranks, "%d", r->rmin);
+        else
+            snprintf(ranks, sizeof ranks, "%d-%d", r->rmin, r->rmax);
+        fprintf(f, "    %-15s %-6s %-6s %-8llu %s\n", coll_names[r->coll], ranks,
+                r->nodes == 0 ? "*" : r->nodes == 1 ? "1" : "multi",
+                (unsigned long long)r->from, alg_names[r->coll][r->alg]);
+    }
+    return GAS_OK;
+}

@@ -1,0 +1,552 @@
+/*
+ * team.c - teams: the world team, splits (strided, color/key, node), rank
+ * translation and destroy.
+ *
+ * Scratch: every member of a team keeps a slot for it in its segment (see
+ * chan.c for the layout), about GAS_COLL_SCRATCH bytes, backed when used.
+ * The world team's slot comes from the symmetric heap at gas_init (the same
+ * offset everywhere).  A split's members take theirs from the gas_alloc
+ * arenas, zero its counters, and only then publish its offset to the other
+ * members (a second gather over the parent), so nothing can arrive in a
+ * slot before it is clean.  gas_team_destroy frees the slot after a barrier
+ * that ends all traffic of the team.
+ */
+#include "coll.h"
+#include "alloc/arena.h"
+#include "runtime/config.h"
+#include "runtime/node.h"
+#include "runtime/wait.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+GAS_EXPORT gas_team_t gas_team_world_;
+gas_team_t *gas_co_live;
+size_t gas_co_nlive;
+static size_t live_cap;
+uint64_t gas_co_scratch, gas_co_zcopy_min;
+
+gas_status_t gas_co_team_check(const char *call, gas_team_t team)
+{
+    gas_status_t st = gas_gs_check(call);
+    if (st != GAS_OK)
+        return st;
+    if (team == GAS_TEAM_NULL)
+        return gas_rt_error(GAS_ERR_INVALID, call,
+                            "the team is GAS_TEAM_NULL (this rank is not in that team)");
+    if (team->magic != GAS_CO_TEAM_MAGIC)
+        return gas_rt_error(GAS_ERR_INVALID, call, "the team is not a live team of this rank "
+                                                   "(destroyed?)");
+    return GAS_OK;
+}
+
+gas_status_t gas_co_peer(gas_team_t t, int r, gas_tl_peer_t **peer_p)
+{
+    if (t->peers[r]) {
+        *peer_p = t->peers[r];
+        return GAS_OK;
+    }
+    gas_status_t st = gas_tl_peer(t->world[r], peer_p);
+    if (st == GAS_OK)
+        t->peers[r] = *peer_p;
+    return st;
+}
+
+/* This rank's node, as collectives group ranks (GAS_TEST_NODE_SIZE can pretend). */
+static uint64_t my_node(void)
+{
+    uint64_t fake = gas_rt_config_size(GAS_CFG_TEST_NODE_SIZE);
+    if (fake)
+        return 0x6e6f6465ull << 32 | (uint64_t)gas_gs.rank / fake;
+    return gas_rt_node_id();
+}
+
+static void team_free(gas_team_t t)
+{
+    if (t == NULL)
+        return;
+    t->magic = 0;
+    if (t->mem)
+        gas_al_arena_free(t->mem);
+    free(t->poff);
+    free(t->world);
+    free(t->inv);
+    free(t->sent);
+    free(t->peers);
+    free(t->held_send);
+    free(t->node_of);
+    free(t->node_members);
+    free(t->node_start);
+    free(t->leaders);
+    free(t);
+}
+
+/* Group the members by node (node ids in team order). */
+static gas_status_t set_nodes(gas_team_t t, const uint64_t *node_ids)
+{
+    int P = t->size, nn = 0;
+    int *first = malloc((size_t)P * sizeof *first);
+    int *count = calloc((size_t)P, sizeof *count);
+    free(t->node_of);
+    free(t->node_members);
+    free(t->node_start);
+    free(t->leaders);
+    t->node_of = malloc((size_t)P * sizeof *t->node_of);
+    t->node_members = malloc((size_t)P * sizeof *t->node_members);
+    t->node_start = malloc(((size_t)P + 1) * sizeof *t->node_start);
+    t->leaders = malloc((size_t)P * sizeof *t->leaders);
+    if (!first || !count || !t->node_of || !t->node_members || !t->node_start || !t->leaders) {
+        free(first);
+        free(count);
+        return GAS_ERR_NOMEM;
+    }
+    for (int r = 0; r < P; r++) {
+        int n = 0;
+        while (n < nn && node_ids[first[n]] != node_ids[r])
+            n++;
+        if (n == nn)
+            first[nn++] = r;
+        t->node_of[r] = n;
+        count[n]++;
+    }
+    t->nnodes = nn;
+    t->node_start[0] = 0;
+    for (int n = 0; n < nn; n++) {
+        t->node_start[n + 1] = t->node_start[n] + count[n];
+        t->leaders[n] = first[n];
+        count[n] = t->node_start[n];
+    }
+    for (int r = 0; r < P; r++)
+        t->node_members[count[t->node_of[r]]++] = r;
+    free(first);
+    free(count);
+    return GAS_OK;
+}
+
+static gas_status_t live_add(gas_team_t t)
+{
+    if (gas_co_nlive == live_cap) {
+        size_t ncap = live_cap ? 2 * live_cap : 16;
+        gas_team_t *n = realloc(gas_co_live, ncap * sizeof *n);
+        if (n == NULL)
+            return GAS_ERR_NOMEM;
+        gas_co_live = n;
+        live_cap = ncap;
+    }
+    gas_co_live[gas_co_nlive++] = t;
+    return GAS_OK;
+}
+
+static void live_remove(gas_team_t t)
+{
+    for (size_t i = 0; i < gas_co_nlive; i++)
+        if (gas_co_live[i] == t) {
+            gas_co_live[i] = gas_co_live[--gas_co_nlive];
+            return;
+        }
+}
+
+/* A team struct for n members (world ranks), me my index; no slot yet. */
+static gas_status_t team_alloc(const char *call, const int *members, int n, int me, int world,
+                               gas_team_t *team_p)
+{
+    gas_team_t t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a team");
+    t->size = n;
+    t->rank = me;
+    t->world = malloc((size_t)n * sizeof *t->world);
+    t->poff = calloc((size_t)n, sizeof *t->poff);
+    t->sent = calloc(5 * (size_t)n, sizeof *t->sent);
+    t->peers = calloc((size_t)n, sizeof *t->peers);
+    t->held_send = calloc(2 * (size_t)n, sizeof *t->held_send);
+    if (!world)
+        t->inv = malloc((size_t)gas_gs.nranks * sizeof *t->inv);
+    if (!t->world || !t->poff || !t->sent || !t->peers || !t->held_send || (!world && !t->inv)) {
+        team_free(t);
+        return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a team of %d ranks", n);
+    }
+    t->recvd = t->sent + n;
+    t->owed = t->sent + 2 * (size_t)n;
+    t->msent = t->sent + 3 * (size_t)n;
+    t->mrecvd = t->sent + 4 * (size_t)n;
+    t->held_recv = t->held_send + n;
+    memcpy(t->world, members, (size_t)n * sizeof *members);
+    if (t->inv) {
+        for (int w = 0; w < gas_gs.nranks; w++)
+            t->inv[w] = -1;
+        for (int r = 0; r < n; r++)
+            t->inv[members[r]] = r;
+    }
+    *team_p = t;
+    return GAS_OK;
+}
+
+/* Take a slot for t from the arenas and clean its counters; NULL when there is no room. */
+static char *slot_alloc(gas_team_t t, uint64_t *off_p)
+{
+    uint64_t bytes = gas_co_chan_geometry(t);
+    int why = 0;
+    void *m = gas_al_arena_alloc(bytes + 64, &why);
+    if (m == NULL)
+        return NULL;
+    char *base = (char *)(((uintptr_t)m + 63) & ~(uintptr_t)63);
+    memset(base, 0, t->data_off);
+    t->mem = m;
+    t->base = base;
+    *off_p = (uint64_t)(base - gas_gs.seg.base);
+    return base;
+}
+
+/* The team is complete: go live. */
+static gas_status_t team_live(const char *call, gas_team_t t, const uint64_t *node_ids)
+{
+    gas_co_chan_attach(t);
+    if ((node_ids && set_nodes(t, node_ids) != GAS_OK) || live_add(t) != GAS_OK) {
+        team_free(t);
+        return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a team's tables");
+    }
+    t->magic = GAS_CO_TEAM_MAGIC;
+    return GAS_OK;
+}
+
+gas_status_t gas_co_start(void)
+{
+    gas_co_scratch = gas_rt_config_size(GAS_CFG_COLL_SCRATCH);
+    gas_co_zcopy_min = gas_rt_config_size(GAS_CFG_COLL_ZCOPY_MIN);
+    gas_status_t st = gas_co_select_init();
+    if (st != GAS_OK)
+        return st;
+    int n = gas_gs.nranks;
+    int *members = malloc((size_t)n * sizeof *members);
+    if (members == NULL)
+        return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the world team");
+    for (int r = 0; r < n; r++)
+        members[r] = r;
+    gas_team_t w = NULL;
+    st = team_alloc("gas_init", members, n, gas_gs.rank, 1, &w);
+    free(members);
+    if (st != GAS_OK)
+        return st;
+    /* The world's slot: the same offset everywhere, from the symmetric heap. */
+    uint64_t off = 0;
+    st = gas_gs_sym_alloc("gas_init (the world team's scratch, GAS_COLL_SCRATCH)",
+                          gas_co_chan_geometry(w), &off);
+    if (st != GAS_OK) {
+        team_free(w);
+        return st;
+    }
+    for (int r = 0; r < n; r++)
+        w->poff[r] = off;
+    w->base = gas_gs.seg.base + off;
+    if ((st = team_live("gas_init", w, NULL)) != GAS_OK)
+        return st;
+    gas_team_world_ = w;
+    gas_rt_progress_register(gas_co_progress_all);
+    return GAS_OK;
+}
+
+/* Defined in api.c: a byte allgather with the table's algorithm. */
+gas_status_t gas_co_allgather_bytes(const char *call, gas_team_t t, void *dst, const void *src,
+                                    size_t bytes);
+
+gas_status_t gas_co_start_nodes(void)
+{
+    gas_team_t w = gas_team_world_;
+    uint64_t me = my_node();
+    uint64_t *ids = malloc((size_t)w->size * sizeof *ids);
+    if (ids == NULL)
+        return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the node table");
+    gas_status_t st = gas_co_allgather_bytes("gas_init", w, ids, &me, sizeof me);
+    if (st == GAS_OK && set_nodes(w, ids) != GAS_OK)
+        st = gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the node table");
+    free(ids);
+    return st;
+}
+
+void gas_co_stop(void)
+{
+    /* The arenas go away with the segment: only the bookkeeping is freed. */
+    for (size_t i = 0; i < gas_co_nlive; i++) {
+        gas_co_live[i]->mem = NULL;
+        team_free(gas_co_live[i]);
+    }
+    free(gas_co_live);
+    gas_co_live = NULL;
+    gas_co_nlive = live_cap = 0;
+    gas_team_world_ = GAS_TEAM_NULL;
+    gas_co_select_fini();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Splits                                                                    */
+/* ------------------------------------------------------------------------ */
+
+enum split_kind { SPLIT_STRIDED, SPLIT_COLOR, SPLIT_NODE };
+
+struct split_rec {
+    int32_t color, key;
+    uint64_t hash;     /* of the arguments that must agree */
+    uint64_t node;
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static const int *sort_keys_;   /* key of each parent rank, for the qsort below */
+static int by_key(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    int kx = sort_keys_[x], ky = sort_keys_[y];
+    return kx != ky ? (kx > ky) - (kx < ky) : (x > y) - (x < y);
+}
+
+static gas_status_t split(const char *call, gas_team_t parent, enum split_kind kind, int a,
+                          int b, int c, gas_team_t *team_p)
+{
+    gas_status_t st = gas_co_team_check(call, parent);
+    if (st != GAS_OK)
+        return st;
+    if (team_p == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, call, "team_p is NULL");
+    int P = parent->size;
+    const char *why = NULL;
+    if (kind == SPLIT_STRIDED) {
+        if (a < 0 || a >= P)
+            why = "start is not a rank of the parent team";
+        else if (b < 1)
+            why = "stride is below 1";
+        else if (c < 1)
+            why = "size is below 1";
+        else if ((int64_t)a + (int64_t)(c - 1) * b >= P)
+            why = "the last member (start + (size-1) * stride) is not a rank of the parent team";
+    } else if (kind == SPLIT_COLOR && a < 0 && a != GAS_COLOR_UNDEFINED) {
+        why = "color is negative but not GAS_COLOR_UNDEFINED";
+    }
+    struct split_rec me = {
+        .color = a, .key = b, .node = my_node(),
+        .hash = kind == SPLIT_STRIDED ? mix(mix(mix(0x7374726964ull, (uint64_t)a), (uint64_t)b),
+                                            (uint64_t)c)
+                                      : mix(0x636f6c6f72ull, (uint64_t)kind),
+    };
+    struct split_rec *all = malloc((size_t)P * sizeof *all);
+    int *members = malloc((size_t)P * sizeof *members);
+    int *order = malloc((size_t)P * sizeof *order);
+    int *keys = malloc((size_t)P * sizeof *keys);
+    uint64_t *nodes = malloc((size_t)P * sizeof *nodes);
+    if (!all || !members || !order || !keys || !nodes) {
+        st = gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a split of %d ranks", P);
+        goto out;
+    }
+    /* Every member takes part, valid arguments or not, so nobody hangs. */
+    if ((st = gas_co_allgather_bytes(call, parent, all, &me, sizeof me)) != GAS_OK)
+        goto out;
+    int agree = 1;
+    for (int r = 0; r < P; r++)
+        agree &= all[r].hash == me.hash;
+    if (!agree) {
+        st = gas_rt_error(GAS_ERR_INVALID, call,
+                          "the members of the parent team passed different arguments (this "
+                          "rank: start %d, stride %d, size %d); all must pass the same", a, b, c);
+        goto out;
+    }
+    if (why && kind == SPLIT_STRIDED) {
+        st = gas_rt_error(GAS_ERR_RANK, call, "%s (start %d, stride %d, size %d, parent size %d)",
+                          why, a, b, c, P);
+        goto out;
+    }
+    if (why) {
+        st = gas_rt_error(GAS_ERR_INVALID, call, "%s (color %d)", why, a);
+        goto out;
+    }
+    int n = 0, mine = -1;
+    if (kind == SPLIT_STRIDED) {
+        for (int i = 0; i < c; i++)
+            order[n++] = a + i * b;
+    } else {
+        int32_t color = a;
+        for (int r = 0; r < P; r++) {
+            if (kind == SPLIT_NODE) {  /* the color of a node: its first member */
+                int f = 0;
+                while (all[f].node != all[r].node)
+                    f++;
+                all[r].color = f;
+                if (r == parent->rank)
+                    color = f;
+            }
+        }
+        for (int r = 0; r < P; r++) {
+            keys[r] = kind == SPLIT_NODE ? 0 : all[r].key;
+            if (color != GAS_COLOR_UNDEFINED && all[r].color == color)
+                order[n++] = r;
+        }
+        sort_keys_ = keys;
+        qsort(order, (size_t)n, sizeof *order, by_key);
+    }
+    for (int i = 0; i < n; i++) {
+        members[i] = parent->world[order[i]];
+        nodes[i] = all[order[i]].node;
+        if (order[i] == parent->rank)
+            mine = i;
+    }
+    /* My slot, then everyone's offsets (UINT64_MAX: no room; 0: in no team). */
+    gas_team_t t = NULL;
+    uint64_t my_off = 0;
+    if (mine >= 0) {
+        if ((st = team_alloc(call, members, n, mine, 0, &t)) != GAS_OK)
+            my_off = UINT64_MAX;   /* still take part below */
+        else if (slot_alloc(t, &my_off) == NULL)
+            my_off = UINT64_MAX;
+    }
+    uint64_t *offs = malloc((size_t)P * sizeof *offs);
+    gas_status_t st2 = offs ? gas_co_allgather_bytes(call, parent, offs, &my_off, sizeof my_off)
+                            : gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a split");
+    if (st2 != GAS_OK || mine < 0) {
+        team_free(t);
+        free(offs);
+        if (st == GAS_OK)
+            st = st2;
+        if (st == GAS_OK)
+            *team_p = GAS_TEAM_NULL;
+        goto out;
+    }
+    int short_of = -1;
+    for (int i = 0; i < n; i++) {
+        if (offs[order[i]] == UINT64_MAX && short_of < 0)
+            short_of = members[i];
+        if (t)
+            t->poff[i] = offs[order[i]];
+    }
+    free(offs);
+    if (st == GAS_OK && short_of >= 0) {
+        char hint[400];
+        st = gas_rt_error(GAS_ERR_NOSPACE, call,
+                          "rank %d has no room for the new team's %llu bytes of scratch "
+                          "(GAS_COLL_SCRATCH); %s", short_of,
+                          (unsigned long long)gas_co_chan_geometry(t), gas_gs_raise_hint(hint, sizeof hint));
+    }
+    if (st != GAS_OK) {
+        team_free(t);
+        goto out;
+    }
+    if ((st = team_live(call, t, nodes)) == GAS_OK)
+        *team_p = t;
+out:    free(all);
+    free(members);
+    free(order);
+    free(keys);
+    free(nodes);
+    return st;
+}
+
+GAS_EXPORT gas_status_t gas_team_split_strided(gas_team_t parent, int start, int stride,
+                                               int size, gas_team_t *team_p)
+{
+    return split("gas_team_split_strided", parent, SPLIT_STRIDED, start, stride, size, team_p);
+}
+
+GAS_EXPORT gas_status_t gas_team_split_color(gas_team_t parent, int color, int key,
+                                             gas_team_t *team_p)
+{
+    return split("gas_team_split_color", parent, SPLIT_COLOR, color, key, 0, team_p);
+}
+
+GAS_EXPORT gas_status_t gas_team_split_node(gas_team_t parent, gas_team_t *team_p)
+{
+    return split("gas_team_split_node", parent, SPLIT_NODE, 0, 0, 0, team_p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Queries                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static int live(gas_team_t t)
+{
+    return gas_gs.phase == GAS_GS_UP && t != GAS_TEAM_NULL && t->magic == GAS_CO_TEAM_MAGIC;
+}
+
+GAS_EXPORT int gas_team_rank(gas_team_t team)
+{
+    return live(team) ? team->rank : -1;
+}
+
+GAS_EXPORT int gas_team_size(gas_team_t team)
+{
+    return live(team) ? team->size : 0;
+}
+
+GAS_EXPORT gas_status_t gas_team_translate(gas_team_t from, int rank, gas_team_t to, int *rank_p)
+{
+    const char *call = "gas_team_translate";
+    gas_status_t st = gas_co_team_check(call, from);
+    if (st == GAS_OK)
+        st = gas_co_team_check(call, to);
+    if (st != GAS_OK)
+        return st;
+    if (rank_p == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, call, "rank_p is NULL");
+    if (rank < 0 || rank >= from->size)
+        return gas_rt_error(GAS_ERR_RANK, call, "rank %d is not in 0 .. %d (the source team's "
+                                                "size is %d)", rank, from->size - 1, from->size);
+    int w = from->world[rank];
+    *rank_p = to->inv ? to->inv[w] : w;
+    return GAS_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Destroy                                                                   */
+/* ------------------------------------------------------------------------ */
+
+struct quiesce_wait {
+    const uint64_t *word;
+};
+
+static int quiesce_arrived(void *arg)
+{
+    return __atomic_load_n(((struct quiesce_wait *)arg)->word, __ATOMIC_ACQUIRE) >= 1;
+}
+
+GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
+{
+    const char *call = "gas_team_destroy";
+    if (team == GAS_TEAM_NULL)
+        return gas_gs_check(call);
+    gas_status_t st = gas_co_team_check(call, team);
+    if (st != GAS_OK)
+        return st;
+    if (team == gas_team_world_)
+        return gas_rt_error(GAS_ERR_INVALID, call, "the world team cannot be destroyed");
+    if ((st = gas_co_drain(team, call)) != GAS_OK)
+        return st;
+    /* Every message of the team is complete before any member's signal below. */
+    if ((st = gas_tl_quiet_all()) != GAS_OK)
+        return st;
+    int P = team->size, me = team->rank;
+    for (int k = 0, dist = 1; dist < P; k++, dist <<= 1) {
+        int to = (me + dist) % P;
+        gas_tl_peer_t *peer;
+        if ((st = gas_co_peer(team, to, &peer)) != GAS_OK)
+            return st;
+        gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = 1,
+                          .offset = team->poff[to] + 8 * (2 * (uint64_t)P + (uint64_t)k)};
+        st = gas_tl_amo(peer, &a, NULL);
+        if (st < 0)
+            return st;
+        struct quiesce_wait w = {&team->quiesce[k]};
+        char what[96];
+        snprintf(what, sizeof what, "round %d of the team's last barrier (from rank %d)", k,
+                 team->world[(me - dist % P + P) % P]);
+        if ((st = gas_rt_wait(quiesce_arrived, &w, w.word, call, what)) != GAS_OK)
+            return st;
+    }
+    if ((st = gas_tl_quiet_all()) != GAS_OK)
+        return st;
+    /* Nothing of this team can arrive any more: the slot goes back to the arena. */
+    live_remove(team);
+    team_free(team);
+    return GAS_OK;
+}

@@ -1,0 +1,135 @@
+/*
+ * mem.c - non-collective allocation (gas_alloc/gas_dealloc over the jemalloc
+ * arenas of alloc/arena.c) and the memory statistics of a rank.
+ */
+#include "internal.h"
+#include "alloc/arena.h"
+#include "alloc/fault.h"
+#include "runtime/log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Copy what fits of src (the stats' strings are shorter than the descriptions). */
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+    size_t n = strnlen(src, cap - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static __attribute__((noinline, cold)) gas_status_t alloc_failed(size_t nbytes, int why)
+{
+    char a[32], seg[32], heap[32], arena[32], hint[400];
+    uint64_t heap_end = 0, floor = 0;
+    gas_al_space_get(&gas_gs.space, &heap_end, &floor);
+    gas_rt_format_bytes(a, sizeof a, nbytes);
+    gas_rt_format_bytes(seg, sizeof seg, gas_gs.seg.size);
+    gas_rt_format_bytes(heap, sizeof heap, heap_end);
+    gas_rt_format_bytes(arena, sizeof arena, gas_gs.seg.size - floor);
+    switch (why) {
+    case GAS_AL_ARENA_NOSPACE:
+        return gas_rt_error(GAS_ERR_NOSPACE, "gas_alloc",
+                            "cannot allocate %s: this rank's %s segment is full (the symmetric "
+                            "heap reaches %s into it, the gas_alloc arenas hold %s at its top); "
+                            "%s",
+                            a, seg, heap, arena, gas_gs_raise_hint(hint, sizeof hint));
+    case GAS_AL_ARENA_NOBACKING:
+        return gas_rt_error(GAS_ERR_NOMEM, "gas_alloc", "cannot allocate %s: GAS_PREFAULT=y: %s",
+                            a, gas_al_arena_failure());
+    default:
+        return gas_rt_error(GAS_ERR_NOMEM, "gas_alloc",
+                            "cannot allocate %s: jemalloc could not (out of process memory for "
+                            "its metadata, or the size is too large)",
+                            a);
+    }
+}
+
+static __attribute__((noinline, cold)) gas_status_t alloc_refused(void)
+{
+    gas_status_t st = gas_gs_check("gas_alloc");
+    return st != GAS_OK ? st : gas_rt_error(GAS_ERR_INVALID, "gas_alloc", "ptr_p is NULL");
+}
+
+GAS_EXPORT gas_status_t gas_alloc(size_t nbytes, gas_ptr_t *ptr_p)
+{
+    if (__builtin_expect(gas_gs.phase != GAS_GS_UP || ptr_p == NULL, 0))
+        return alloc_refused();
+    if (nbytes == 0) {
+        *ptr_p = GAS_NULL;
+        return GAS_OK;
+    }
+    int why = 0;
+    void *m = nbytes < gas_gs.seg.size ? gas_al_arena_alloc(nbytes, &why) : NULL;
+    if (__builtin_expect(m == NULL, 0))
+        return alloc_failed(nbytes, why ? why : GAS_AL_ARENA_NOSPACE);
+    *ptr_p = gas_ptr_make(gas_gs.rank, (uint64_t)((char *)m - gas_gs.seg.base));
+    return GAS_OK;
+}
+
+static __attribute__((noinline, cold)) gas_status_t dealloc_refused(gas_ptr_t p)
+{
+    gas_status_t st = gas_gs_check("gas_dealloc");
+    int rank = gas_ptr_rank(p);
+    if (st != GAS_OK)
+        return st;
+    if (rank != gas_gs.rank)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_dealloc",
+                            "0x%llx belongs to rank %d: only the rank that allocated a block "
+                            "can free it",
+                            (unsigned long long)p, rank);
+    return gas_rt_error(GAS_ERR_INVALID, "gas_dealloc",
+                        "0x%llx (offset %llu) is not a block from gas_alloc: those lie at "
+                        "offsets %llu and up, 8-byte aligned",
+                        (unsigned long long)p, (unsigned long long)gas_ptr_offset(p),
+                        (unsigned long long)__atomic_load_n(&gas_gs.space.floor, __ATOMIC_RELAXED));
+}
+
+GAS_EXPORT gas_status_t gas_dealloc(gas_ptr_t p)
+{
+    if (p == GAS_NULL && gas_gs.phase == GAS_GS_UP)
+        return GAS_OK;
+    uint64_t off = gas_ptr_offset(p);
+    uint64_t floor = __atomic_load_n(&gas_gs.space.floor, __ATOMIC_RELAXED);
+    if (__builtin_expect(gas_gs.phase != GAS_GS_UP || gas_ptr_rank(p) != gas_gs.rank ||
+                             off < floor || off >= gas_gs.seg.size || off % 8 != 0, 0))
+        return dealloc_refused(p);
+    gas_al_arena_free(gas_gs.seg.base + off);
+    return GAS_OK;
+}
+
+GAS_EXPORT gas_status_t gas_memory_stats(gas_mem_stats_t *stats_p)
+{
+    gas_status_t st = gas_gs_check("gas_memory_stats");
+    if (st != GAS_OK)
+        return st;
+    if (stats_p == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_memory_stats", "stats_p is NULL");
+    gas_mem_stats_t s;
+    memset(&s, 0, sizeof s);
+    uint64_t heap_end = 0, floor = 0;
+    uint64_t used = __atomic_load_n(&gas_gs.heap_used, __ATOMIC_RELAXED);
+    gas_al_space_get(&gas_gs.space, &heap_end, &floor);
+    s.reserved = gas_gs.seg.size;
+    s.backed = gas_al_segment_backed(&gas_gs.seg);
+    s.heap_end = heap_end;
+    s.heap_used = used;
+    s.arena_reserved = gas_gs.seg.size - floor;
+    s.arena_used = gas_al_arena_allocated();
+    s.unclaimed = floor > heap_end ? floor - heap_end : 0;
+    s.peers_mapped = gas_al_fault_peer_bytes(gas_gs.rank);
+    s.numa_node = gas_gs.place.node;
+    s.arenas = gas_al_arena_count();
+    copy_str(s.numa_policy, sizeof s.numa_policy, gas_gs.place.numa_desc);
+    copy_str(s.hugepages, sizeof s.hugepages, gas_gs.place.huge_desc);
+    char backing[4200];
+    if (gas_gs.limits.dir_kind == GAS_AL_DIR_NONE)
+        snprintf(backing, sizeof backing, "memfd%s", gas_gs.seg.hugetlb ? " (hugetlb)" : "");
+    else
+        snprintf(backing, sizeof backing, "%s %s",
+                 gas_gs.limits.dir_kind == GAS_AL_DIR_TMPFS ? "tmpfs" : "hugetlbfs",
+                 gas_gs.limits.dir);
+    copy_str(s.backing, sizeof s.backing, backing);
+    *stats_p = s;
+    return GAS_OK;
+}

@@ -1,0 +1,907 @@
+/*
+ * test_coll - every collective x every algorithm x types x ops x sizes on
+ * several teams at once, checked element by element against references that
+ * each rank computes locally.
+ *
+ * Teams: the world; the even ranks and the odd ranks (strided splits, so the
+ * teams skip ranks); a color/key split (rank % 3, key reversing the order);
+ * the node team; a strided team of one.  On each: barrier, broadcast,
+ * reduce, allreduce, reduce-scatter, allgather(v), alltoall(v), gather and
+ * scatter with every algorithm forced in turn (then "auto", the tuning
+ * table), at element counts 0, 1, odd ones, just under and over every
+ * crossover that the table has for that collective on that team (found with
+ * gas_coll_choice), and a large one.  Every type x op pair is run at
+ * the small counts; larger counts rotate through them (a full cross product
+ * at every size would take minutes at 8 ranks on 2 cores).
+ *
+ * Contributions are a function of (world rank, index, call number), so the
+ * expected result of any call is computed locally.  Integer results must be
+ * exact (sums and products wrap); float/double sums may differ from the
+ * sequential sum by (n-1) units of rounding times the sum of magnitudes;
+ * products of values in [0.5, 2) by 2n units relative; min/max are exact.
+ *
+ * Then: in-place forms; non-blocking barrier/broadcast/allreduce on two
+ * teams at once, overlapped with puts; many back-to-back collectives
+ * alternating teams (no cross-talk); argument errors (bitwise op on float,
+ * root out of range, NULL buffers, overflow); a mismatched pair of
+ * collectives, which must fail with a clear message.
+ *
+ * `test_coll --quick` keeps only the small counts (for the udp, hierarchical
+ * and sanitizer runs).
+ */
+#include "check.h"
+
+#include <math.h>
+
+#define NTEAMS_MAX 8
+
+struct tteam {
+    const char *name;
+    gas_team_t team;
+    int n, me;
+    int world[64];          /* team rank -> world rank */
+};
+
+static struct tteam teams[NTEAMS_MAX];
+static int nteams;
+static int quick;
+static uint64_t callno;     /* advances identically on every rank */
+
+static const gas_dtype_t all_types[] = {GAS_INT8, GAS_UINT8, GAS_INT16, GAS_UINT16, GAS_INT32,
+                                        GAS_UINT32, GAS_INT64, GAS_UINT64, GAS_FLOAT, GAS_DOUBLE};
+#define NTYPES 10
+static const char *const tnames[] = {"int8", "uint8", "int16", "uint16", "int32", "uint32",
+                                     "int64", "uint64", "float", "double"};
+static const char *const onames[] = {"sum", "prod", "min", "max", "band", "bor", "bxor"};
+
+static int is_float(gas_dtype_t t)
+{
+    return t == GAS_FLOAT || t == GAS_DOUBLE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Values and references                                                     */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t gen(int wrank, uint64_t idx, uint64_t salt)
+{
+    return mix64(mix64(salt * 0x9e3779b97f4a7c15ull + (uint64_t)wrank) ^ (idx * 0xd6e8feb86659fd93ull));
+}
+
+static double unit(uint64_t v)
+{
+    return (double)(v >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Element idx of world rank w's contribution to call `salt` with op. */
+static void value(void *out, gas_dtype_t t, int w, uint64_t idx, uint64_t salt, gas_redop_t op)
+{
+    uint64_t g = gen(w, idx, salt);
+    double f = op == GAS_OP_PROD ? 0.5 + 1.5 * unit(g) : 2.0 * unit(g) - 1.0;
+    switch (t) {
+    case GAS_INT8: case GAS_UINT8: { uint8_t v = (uint8_t)g; memcpy(out, &v, 1); break; }
+    case GAS_INT16: case GAS_UINT16: { uint16_t v = (uint16_t)g; memcpy(out, &v, 2); break; }
+    case GAS_INT32: case GAS_UINT32: { uint32_t v = (uint32_t)g; memcpy(out, &v, 4); break; }
+    case GAS_INT64: case GAS_UINT64: memcpy(out, &g, 8); break;
+    case GAS_FLOAT: { float v = (float)f; memcpy(out, &v, 4); break; }
+    case GAS_DOUBLE: memcpy(out, &f, 8); break;
+    default: break;
+    }
+}
+
+static void fill(void *buf, gas_dtype_t t, size_t n, int w, uint64_t salt, gas_redop_t op)
+{
+    size_t es = gas_dtype_size(t);
+    for (size_t i = 0; i < n; i++)
+        value((char *)buf + i * es, t, w, i, salt, op);
+}
+
+/* An integer of type t as int64 (sign-extended) or uint64. */
+static int64_t as_signed(gas_dtype_t t, uint64_t v)
+{
+    switch (t) {
+    case GAS_INT8: return (int8_t)v;
+    case GAS_INT16: return (int16_t)v;
+    case GAS_INT32: return (int32_t)v;
+    default: return (int64_t)v;
+    }
+}
+
+static uint64_t as_unsigned(gas_dtype_t t, uint64_t v)
+{
+    size_t es = gas_dtype_size(t);
+    return es == 8 ? v : v & ((1ull << (8 * es)) - 1);
+}
+
+static int is_signed_int(gas_dtype_t t)
+{
+    return t == GAS_INT8 || t == GAS_INT16 || t == GAS_INT32 || t == GAS_INT64;
+}
+
+/* Check element idx of got against the op over the team's contributions. */
+static int check_reduced(const void *got, gas_dtype_t t, gas_redop_t op, const struct tteam *tt,
+                         uint64_t idx, uint64_t salt, const char *what)
+{
+    size_t es = gas_dtype_size(t);
+    char v[8];
+    if (is_float(t)) {
+        double ref = 0, mag = 0, g;
+        for (int m = 0; m < tt->n; m++) {
+            value(v, t, tt->world[m], idx, salt, op);
+            double x = t == GAS_FLOAT ? (double)*(float *)(void *)v : *(double *)(void *)v;
+            if (m == 0)
+                ref = x;
+            else if (op == GAS_OP_SUM)
+                ref += x;
+            else if (op == GAS_OP_PROD)
+                ref *= x;
+            else if (op == GAS_OP_MIN)
+                ref = x < ref ? x : ref;
+            else
+                ref = x > ref ? x : ref;
+            mag += fabs(x);
+        }
+        g = t == GAS_FLOAT ? (double)*(const float *)got : *(const double *)got;
+        double eps = t == GAS_FLOAT ? 1.1920929e-7 : 2.220446e-16;
+        double bound = 0;
+        if (op == GAS_OP_SUM)
+            bound = (tt->n - 1) * eps * mag + 1e-300;
+        else if (op == GAS_OP_PROD)
+            bound = 2.0 * tt->n * eps * fabs(ref);
+        else if (t == GAS_FLOAT)
+            ref = (double)(float)ref;
+        if (fabs(g - ref) > bound)
+            return CHECK(0, "%s: element %" PRIu64 ": got %.17g, expected %.17g (bound %.3g)", what,
+                         idx, g, ref, bound);
+        return 1;
+    }
+    uint64_t acc = 0;
+    for (int m = 0; m < tt->n; m++) {
+        uint64_t x = 0;
+        value(v, t, tt->world[m], idx, salt, op);
+        memcpy(&x, v, es);
+        if (m == 0) {
+            acc = x;
+            continue;
+        }
+        switch (op) {
+        case GAS_OP_SUM: acc += x; break;
+        case GAS_OP_PROD: acc *= x; break;
+        case GAS_OP_MIN:
+            if (is_signed_int(t) ? as_signed(t, x) < as_signed(t, acc) : as_unsigned(t, x) < as_unsigned(t, acc))
+                acc = x;
+            break;
+        case GAS_OP_MAX:
+            if (is_signed_int(t) ? as_signed(t, x) > as_signed(t, acc) : as_unsigned(t, x) > as_unsigned(t, acc))
+                acc = x;
+            break;
+        case GAS_OP_BAND: acc &= x; break;
+        case GAS_OP_BOR: acc |= x; break;
+        case GAS_OP_BXOR: acc ^= x; break;
+        default: break;
+        }
+    }
+    uint64_t g = 0;
+    memcpy(&g, got, es);
+    if (as_unsigned(t, g) != as_unsigned(t, acc))
+        return CHECK(0, "%s: element %" PRIu64 ": got 0x%" PRIx64 ", expected 0x%" PRIx64, what, idx,
+                     as_unsigned(t, g), as_unsigned(t, acc));
+    return 1;
+}
+
+/* Check n elements; stop reporting after a few. */
+static void check_reduced_all(const void *got, gas_dtype_t t, gas_redop_t op,
+                              const struct tteam *tt, size_t n, uint64_t first_idx, uint64_t salt,
+                              const char *what)
+{
+    size_t es = gas_dtype_size(t);
+    int bad = 0;
+    for (size_t i = 0; i < n && bad < 3; i++)
+        bad += !check_reduced((const char *)got + i * es, t, op, tt, first_idx + i, salt, what);
+}
+
+/* Check a block that must equal world rank w's contribution [from, from + n). */
+static void check_block(const void *got, gas_dtype_t t, int w, uint64_t from, size_t n,
+                        uint64_t salt, const char *what)
+{
+    size_t es = gas_dtype_size(t);
+    char v[8];
+    for (size_t i = 0; i < n; i++) {
+        value(v, t, w, from + i, salt, GAS_OP_SUM);
+        if (memcmp((const char *)got + i * es, v, es) != 0) {
+            FAIL("%s: element %zu (from world rank %d, its element %" PRIu64 ") differs", what,
+                 i, w, from + i);
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The matrix                                                                */
+/* ------------------------------------------------------------------------ */
+
+static char what[256];
+
+static void describe(const struct tteam *tt, const char *coll, const char *alg, gas_dtype_t t,
+                     int op, size_t count, int root)
+{
+    snprintf(what, sizeof what, "team %s (%d ranks), %s/%s, %s%s%s, count %zu, root %d, call %" PRIu64,
+             tt->name, tt->n, coll, alg, tnames[t], op >= 0 ? " " : "", op >= 0 ? onames[op] : "",
+             count, root, callno);
+}
+
+static void *xalloc(size_t n)
+{
+    return test_xmalloc(n ? n : 1);
+}
+
+static void poison(void *p, size_t n)
+{
+    memset(p, 0xa5, n);
+}
+
+#define ST(call) do { gas_status_t st_ = (call); \
+    if (st_ != GAS_OK) { FAIL("%s: %s returned %s: %s", what, #call, gas_strerror(st_), gas_last_error()); \
+        test_die("a collective failed"); } } while (0)
+
+static void t_barrier(const struct tteam *tt, const char *alg, gas_ptr_t stamps)
+{
+    /* each member puts the call number into the next member's stamp (nbi): the barrier completes it */
+    describe(tt, "barrier", alg, GAS_UINT8, -1, 0, 0);
+    int next = tt->world[(tt->me + 1) % tt->n];
+    uint64_t v = ++callno;
+    gas_ptr_t slot;
+    MUST(gas_ptr_index(stamps, 8, (uint64_t)next, &slot));
+    ST(gas_put_nbi(slot, &v, 8));
+    ST(gas_team_barrier(tt->team));
+    gas_ptr_t mine;
+    MUST(gas_ptr_index(stamps, 8, (uint64_t)t_rank, &mine));
+    uint64_t got = __atomic_load_n((uint64_t *)gas_ptr_local(mine), __ATOMIC_ACQUIRE);
+    CHECK(got == v, "%s: stamp %" PRIu64 ", expected %" PRIu64 " (the barrier did not complete the previous member's put)",
+          what, got, v);
+    ST(gas_team_barrier(tt->team));  /* nobody overwrites a stamp before it is read */
+}
+
+static void t_bcast(const struct tteam *tt, const char *alg, gas_dtype_t t, size_t count, int root)
+{
+    size_t es = gas_dtype_size(t);
+    uint64_t salt = ++callno;
+    describe(tt, "broadcast", alg, t, -1, count, root);
+    char *buf = xalloc(count * es);
+    if (tt->me == root)
+        fill(buf, t, count, tt->world[root], salt, GAS_OP_SUM);
+    else
+        poison(buf, count * es);
+    ST(gas_broadcast(tt->team, buf, count, t, root));
+    check_block(buf, t, tt->world[root], 0, count, salt, what);
+    free(buf);
+}
+
+static void t_reduce(const struct tteam *tt, const char *alg, gas_dtype_t t, gas_redop_t op,
+                     size_t count, int root, int all, int in_place)
+{
+    size_t es = gas_dtype_size(t);
+    uint64_t salt = ++callno;
+    describe(tt, all ? (in_place ? "allreduce(in place)" : "allreduce")
+                     : (in_place ? "reduce(in place)" : "reduce"), alg, t, op, count, root);
+    char *src = xalloc(count * es), *dst = xalloc(count * es);
+    fill(src, t, count, t_rank, salt, op);
+    poison(dst, count * es);
+    int has = all || tt->me == root;
+    if (in_place && has) {
+        memcpy(dst, src, count * es);
+        if (all)
+            ST(gas_allreduce(tt->team, dst, GAS_IN_PLACE, count, t, op));
+        else
+            ST(gas_reduce(tt->team, dst, GAS_IN_PLACE, count, t, op, root));
+    } else if (all) {
+        ST(gas_allreduce(tt->team, dst, src, count, t, op));
+    } else {
+        ST(gas_reduce(tt->team, dst, src, count, t, op, root));
+    }
+    if (has)
+        check_reduced_all(dst, t, op, tt, count, 0, salt, what);
+    char *again = xalloc(count * es);
+    fill(again, t, count, t_rank, salt, op);
+    if (!in_place)
+        CHECK(memcmp(again, src, count * es) == 0, "%s: the source buffer was modified", what);
+    free(again);
+    free(src);
+    free(dst);
+}
+
+static void t_reduce_scatter(const struct tteam *tt, const char *alg, gas_dtype_t t,
+                             gas_redop_t op, size_t count, int in_place)
+{
+    size_t es = gas_dtype_size(t), all = count * (size_t)tt->n;
+    uint64_t salt = ++callno;
+    describe(tt, in_place ? "reduce_scatter(in place)" : "reduce_scatter", alg, t, op, count, 0);
+    char *src = xalloc(all * es), *dst = xalloc(all * es);
+    fill(src, t, all, t_rank, salt, op);
+    poison(dst, all * es);
+    if (in_place) {
+        memcpy(dst, src, all * es);
+        ST(gas_reduce_scatter(tt->team, dst, GAS_IN_PLACE, count, t, op));
+    } else {
+        ST(gas_reduce_scatter(tt->team, dst, src, count, t, op));
+    }
+    check_reduced_all(dst, t, op, tt, count, (uint64_t)tt->me * count, salt, what);
+    free(src);
+    free(dst);
+}
+
+/* allgather (v: counts vary), gather (root >= 0); in place or not */
+static void t_allgather(const struct tteam *tt, const char *alg, gas_dtype_t t, size_t count,
+                        int v, int root, int in_place)
+{
+    size_t es = gas_dtype_size(t), n = (size_t)tt->n;
+    uint64_t salt = ++callno;
+    describe(tt, root >= 0 ? (in_place ? "gather(in place)" : "gather")
+                           : v ? (in_place ? "allgatherv(in place)" : "allgatherv")
+                               : (in_place ? "allgather(in place)" : "allgather"),
+             alg, t, -1, count, root);
+    size_t *counts = xalloc(n * sizeof *counts), *displs = xalloc(n * sizeof *displs);
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        counts[i] = v ? (count * (i % 3)) / 2 + (i == 1) : count;   /* some empty, some odd */
+        displs[i] = total + (v && i % 2 ? 3 : 0);                   /* gaps between blocks */
+        total = displs[i] + counts[i];
+    }
+    size_t mine = counts[tt->me];
+    char *src = xalloc(mine * es), *dst = xalloc(total * es);
+    fill(src, t, mine, t_rank, salt, GAS_OP_SUM);
+    poison(dst, total * es);
+    const void *s = src;
+    if (in_place) {
+        size_t at = v ? displs[tt->me] : (size_t)tt->me * count;
+        memcpy(dst + at * es, src, mine * es);
+        s = GAS_IN_PLACE;
+    }
+    if (root >= 0)
+        ST(gas_gather(tt->team, tt->me == root ? dst : NULL, s, count, t, root));
+    else if (v)
+        ST(gas_allgatherv(tt->team, dst, s, counts, displs, t));
+    else
+        ST(gas_allgather(tt->team, dst, s, count, t));
+    if (root < 0 || tt->me == root)
+        for (size_t i = 0; i < n; i++)
+            check_block(dst + (v ? displs[i] : i * count) * es, t, tt->world[i], 0, counts[i],
+                        salt, what);
+    free(counts);
+    free(displs);
+    free(src);
+    free(dst);
+}
+
+static void t_scatter(const struct tteam *tt, const char *alg, gas_dtype_t t, size_t count,
+                      int root)
+{
+    size_t es = gas_dtype_size(t), n = (size_t)tt->n;
+    uint64_t salt = ++callno;
+    describe(tt, "scatter", alg, t, -1, count, root);
+    char *src = xalloc(n * count * es), *dst = xalloc(count * es);
+    fill(src, t, n * count, tt->world[root], salt, GAS_OP_SUM);
+    poison(dst, count * es);
+    ST(gas_scatter(tt->team, dst, tt->me == root ? src : NULL, count, t, root));
+    check_block(dst, t, tt->world[root], (uint64_t)tt->me * count, count, salt, what);
+    free(src);
+    free(dst);
+}
+
+/* alltoall(v): element k of what w sends to j is value(w, j * BIG + k) */
+#define BIG 100000000ull
+static void t_alltoall(const struct tteam *tt, const char *alg, gas_dtype_t t, size_t count,
+                       int v, int in_place)
+{
+    size_t es = gas_dtype_size(t), n = (size_t)tt->n;
+    uint64_t salt = ++callno;
+    describe(tt, v ? "alltoallv" : in_place ? "alltoall(in place)" : "alltoall", alg, t, -1,
+             count, 0);
+    /* alltoallv: i sends (count * (i + j)) % 5 + ... elements to j */
+#define VCOUNT(i, j) (v ? (count * (size_t)(((i) + 2 * (j)) % 4)) / 2 : count)
+    size_t *sc = xalloc(n * sizeof *sc), *sd = xalloc(n * sizeof *sd);
+    size_t *rc = xalloc(n * sizeof *rc), *rd = xalloc(n * sizeof *rd);
+    size_t stot = 0, rtot = 0;
+    for (size_t j = 0; j < n; j++) {
+        sc[j] = VCOUNT((size_t)tt->me, j);
+        sd[j] = stot + (v ? 1 : 0);
+        stot = sd[j] + sc[j];
+        rc[j] = VCOUNT(j, (size_t)tt->me);
+        rd[j] = rtot + (v && j % 2 ? 2 : 0);
+        rtot = rd[j] + rc[j];
+    }
+    char *src = xalloc(stot * es), *dst = xalloc((rtot > stot ? rtot : stot) * es);
+    char one[8];
+    for (size_t j = 0; j < n; j++)
+        for (size_t k = 0; k < sc[j]; k++) {
+            value(one, t, t_rank, (uint64_t)tt->world[j] * BIG + k, salt, GAS_OP_SUM);
+            memcpy(src + (sd[j] + k) * es, one, es);
+        }
+    poison(dst, (rtot > stot ? rtot : stot) * es);
+    if (v) {
+        ST(gas_alltoallv(tt->team, dst, rc, rd, src, sc, sd, t));
+    } else if (in_place) {
+        memcpy(dst, src, stot * es);
+        ST(gas_alltoall(tt->team, dst, GAS_IN_PLACE, count, t));
+    } else {
+        ST(gas_alltoall(tt->team, dst, src, count, t));
+    }
+    for (size_t j = 0; j < n; j++)
+        check_block(dst + (v ? rd[j] : j * count) * es, t, tt->world[j],
+                    (uint64_t)t_rank * BIG, v ? rc[j] : count, salt, what);
+#undef VCOUNT
+    free(sc); free(sd); free(rc); free(rd); free(src); free(dst);
+}
+
+/*
+ * The byte sizes (up to 1 MiB) where the tuning table's choice for coll on
+ * this team changes: found with gas_coll_choice, doubling then bisecting.
+ */
+static size_t crossovers(const struct tteam *tt, gas_coll_t c, size_t *out, size_t cap)
+{
+    size_t k = 0;
+    const char *prev = NULL, *cur = NULL;
+    MUST(gas_coll_choice(tt->team, c, 1, &prev));
+    for (size_t b = 2; b <= ((size_t)1 << 20) && k < cap; b *= 2, prev = cur) {
+        MUST(gas_coll_choice(tt->team, c, b, &cur));
+        if (strcmp(cur, prev) == 0)
+            continue;
+        size_t lo = b / 2, hi = b;   /* choice(lo) == prev, choice(hi) != prev */
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            const char *m = NULL;
+            MUST(gas_coll_choice(tt->team, c, mid, &m));
+            if (strcmp(m, prev) == 0)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        out[k++] = hi;
+    }
+    return k;
+}
+
+/*
+ * Counts to try for element size es: small ones, then both sides of every
+ * crossover of the table (cross, in bytes), and a large one.
+ */
+static size_t counts_for(size_t es, size_t *out, int large, const size_t *cross, size_t ncross)
+{
+    size_t k = 0;
+    out[k++] = 0;
+    out[k++] = 1;
+    out[k++] = 7;
+    out[k++] = 33;
+    if (quick)
+        return k;
+    for (size_t i = 0; i < ncross; i++) {
+        size_t e = cross[i] / es;
+        if (e > 34)
+            out[k++] = e - 1;
+        if (e + 1 > 34)
+            out[k++] = e + 1;
+    }
+    if (large)
+        out[k++] = (1u << 20) / es + 3;
+    return k;
+}
+
+static int small_count(size_t c)
+{
+    return c <= 33;
+}
+
+static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
+{
+    size_t cs[64], cross[24];
+    for (int coll = 0; coll < GAS_COLL_COUNT; coll++) {
+        size_t ncross = crossovers(tt, (gas_coll_t)coll, cross, 24);
+        for (int ai = 1;; ai++) {
+            /* every algorithm in turn, then auto (the tuning table) */
+            const char *alg = gas_coll_algorithm((gas_coll_t)coll, ai);
+            int is_auto = alg == NULL;
+            if (is_auto)
+                alg = "auto";
+            MUST(gas_coll_set_algorithm((gas_coll_t)coll, alg));
+            uint64_t rot = 0;   /* rotates type/op pairs over the larger counts */
+            switch (coll) {
+            case GAS_COLL_BARRIER:
+                for (int i = 0; i < 3; i++)
+                    t_barrier(tt, alg, stamps);
+                break;
+            case GAS_COLL_BROADCAST:
+                for (int ti = 0; ti < NTYPES; ti++) {
+                    size_t nc = counts_for(gas_dtype_size(all_types[ti]), cs, ti == 9 || ti == 1, cross, ncross);
+                    for (size_t k = 0; k < nc; k++)
+                        if (small_count(cs[k]) || rot++ % 3 == 0)
+                            t_bcast(tt, alg, all_types[ti], cs[k], (int)((k + ti) % (size_t)tt->n));
+                }
+                break;
+            case GAS_COLL_REDUCE:
+            case GAS_COLL_ALLREDUCE:
+            case GAS_COLL_REDUCE_SCATTER:
+                for (int ti = 0; ti < NTYPES; ti++) {
+                    gas_dtype_t t = all_types[ti];
+                    size_t nc = counts_for(gas_dtype_size(t), cs, coll != GAS_COLL_REDUCE_SCATTER && (ti == 9 || ti == 6), cross, ncross);
+                    for (int op = 0; op < GAS_OP_COUNT; op++) {
+                        if (is_float(t) && op >= GAS_OP_BAND)
+                            continue;
+                        for (size_t k = 0; k < nc; k++) {
+                            if (!small_count(cs[k]) && (rot++ % 16) != 0)
+                                continue;
+                            if (coll == GAS_COLL_REDUCE_SCATTER)
+                                t_reduce_scatter(tt, alg, t, (gas_redop_t)op, cs[k], k == 3);
+                            else
+                                t_reduce(tt, alg, t, (gas_redop_t)op, cs[k], (int)((k + op) % (size_t)tt->n),
+                                         coll == GAS_COLL_ALLREDUCE, k == 3 && op < 2);
+                        }
+                    }
+                }
+                break;
+            default: {
+                static const gas_dtype_t mt[] = {GAS_UINT8, GAS_INT16, GAS_FLOAT, GAS_DOUBLE};
+                for (int ti = 0; ti < 4; ti++) {
+                    size_t nc = counts_for(gas_dtype_size(mt[ti]), cs, ti == 0, cross, ncross);
+                    for (size_t k = 0; k < nc; k++) {
+                        size_t c = cs[k];
+                        int root = (int)((k + ti) % (size_t)tt->n);
+                        if (coll == GAS_COLL_ALLGATHER)
+                            t_allgather(tt, alg, mt[ti], c, 0, -1, k == 2);
+                        else if (coll == GAS_COLL_ALLGATHERV)
+                            t_allgather(tt, alg, mt[ti], c, 1, -1, k == 2);
+                        else if (coll == GAS_COLL_GATHER)
+                            t_allgather(tt, alg, mt[ti], c, 0, root, k == 2 && tt->me == root);
+                        else if (coll == GAS_COLL_SCATTER)
+                            t_scatter(tt, alg, mt[ti], c, root);
+                        else
+                            t_alltoall(tt, alg, mt[ti], c, coll == GAS_COLL_ALLTOALLV, k == 2);
+                    }
+                }
+            } break;
+            }
+            MUST(gas_coll_set_algorithm((gas_coll_t)coll, "auto"));
+            if (is_auto)
+                break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Non-blocking, concurrency, errors                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Non-blocking collectives on two teams at once, overlapped with puts. */
+static void t_nonblocking(const struct tteam *a, const struct tteam *b, gas_ptr_t stamps)
+{
+    enum { N = 1000 };
+    static double x[N], y[N], z[N];
+    static int32_t bc[N];
+    for (int iter = 0; iter < 20; iter++) {
+        uint64_t salt = ++callno;
+        snprintf(what, sizeof what, "non-blocking, teams %s and %s, iteration %d", a->name, b->name, iter);
+        fill(x, GAS_DOUBLE, N, t_rank, salt, GAS_OP_SUM);
+        fill(bc, GAS_INT32, N, t_rank, salt, GAS_OP_SUM);
+        int root = iter % b->n;
+        gas_handle_t h[4] = {0};
+        ST(gas_allreduce_nb(a->team, y, x, N, GAS_DOUBLE, GAS_OP_SUM, &h[0]));
+        ST(gas_broadcast_nb(b->team, bc, N, GAS_INT32, root, &h[1]));
+        ST(gas_team_barrier_nb(a->team, &h[2]));
+        ST(gas_allreduce_nb(b->team, z, x, N, GAS_DOUBLE, GAS_OP_MAX, &h[3]));
+        /* puts while they run: a stamp for the next world rank */
+        uint64_t v = salt;
+        gas_ptr_t slot;
+        MUST(gas_ptr_index(stamps, 8, (uint64_t)((t_rank + 1) % t_nranks), &slot));
+        for (int k = 0; k < 10; k++)
+            ST(gas_put(slot, &v, 8));
+        int done = 0;
+        if (iter % 2)
+            for (int spins = 0; spins < 1000 && !done; spins++)
+                ST(gas_test(h[2], &done));
+        if (!done)
+            ST(gas_wait(h[2]));
+        ST(gas_wait(h[1]));
+        ST(gas_wait(h[0]));
+        ST(gas_wait(h[3]));
+        check_reduced_all(y, GAS_DOUBLE, GAS_OP_SUM, a, N, 0, salt, what);
+        check_reduced_all(z, GAS_DOUBLE, GAS_OP_MAX, b, N, 0, salt, what);
+        check_block(bc, GAS_INT32, b->world[root], 0, N, salt, what);
+        ST(gas_barrier());
+        gas_ptr_t mine;
+        MUST(gas_ptr_index(stamps, 8, (uint64_t)t_rank, &mine));
+        CHECK(*(uint64_t *)gas_ptr_local(mine) == v, "%s: the overlapped put did not land", what);
+        ST(gas_barrier());
+    }
+}
+
+/*
+ * Destinations inside the segment (a gas_malloc'ed array's local part): the
+ * large messages go zero-copy, straight into them.  Every data-moving
+ * algorithm, counts on both sides of GAS_COLL_ZCOPY_MIN.
+ */
+static void t_zero_copy(const struct tteam *tt)
+{
+    static const size_t counts[] = {1, 1000, 4095, 4097, 70001};
+    size_t maxb = 70001 * 8 * (size_t)t_nranks + 64;
+    gas_ptr_t arr;
+    MUST(gas_malloc(maxb * (size_t)t_nranks, &arr));
+    char *seg = gas_ptr_local(test_at(arr, (uint64_t)t_rank * maxb));
+    if (seg == NULL)
+        test_die("gas_ptr_local of my part is NULL");
+    static const int colls[] = {GAS_COLL_ALLGATHER, GAS_COLL_BROADCAST, GAS_COLL_ALLTOALL,
+                                GAS_COLL_GATHER, GAS_COLL_ALLREDUCE};
+    for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
+        gas_coll_t c = (gas_coll_t)colls[ci];
+        for (int a = 1; gas_coll_algorithm(c, a); a++) {
+            const char *alg = gas_coll_algorithm(c, a);
+            MUST(gas_coll_set_algorithm(c, alg));
+            for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+                size_t n = counts[k] / (c == GAS_COLL_ALLTOALL || c == GAS_COLL_GATHER ? 2 : 1);
+                uint64_t salt = ++callno;
+                size_t es = 8, nr = (size_t)tt->n;
+                char *src = xalloc(n * nr * es);
+                describe(tt, "zero-copy", alg, GAS_DOUBLE, -1, n, 0);
+                strncat(what, " (dst in the segment)", sizeof what - strlen(what) - 1);
+                poison(seg, n * nr * es);
+                switch (c) {
+                case GAS_COLL_ALLGATHER:
+                    fill(src, GAS_DOUBLE, n, t_rank, salt, GAS_OP_SUM);
+                    ST(gas_allgather(tt->team, seg, src, n, GAS_DOUBLE));
+                    for (size_t i = 0; i < nr; i++)
+                        check_block(seg + i * n * es, GAS_DOUBLE, tt->world[i], 0, n, salt, what);
+                    break;
+                case GAS_COLL_BROADCAST:
+                    if (tt->me == 0)
+                        fill(seg, GAS_DOUBLE, n, t_rank, salt, GAS_OP_SUM);
+                    ST(gas_broadcast(tt->team, seg, n, GAS_DOUBLE, 0));
+                    check_block(seg, GAS_DOUBLE, tt->world[0], 0, n, salt, what);
+                    break;
+                case GAS_COLL_ALLTOALL:
+                    for (size_t j = 0; j < nr; j++)
+                        for (size_t i = 0; i < n; i++)
+                            value(src + (j * n + i) * es, GAS_DOUBLE, t_rank,
+                                  (uint64_t)tt->world[j] * BIG + i, salt, GAS_OP_SUM);
+                    ST(gas_alltoall(tt->team, seg, src, n, GAS_DOUBLE));
+                    for (size_t j = 0; j < nr; j++)
+                        check_block(seg + j * n * es, GAS_DOUBLE, tt->world[j],
+                                    (uint64_t)t_rank * BIG, n, salt, what);
+                    break;
+                case GAS_COLL_GATHER:
+                    fill(src, GAS_DOUBLE, n, t_rank, salt, GAS_OP_SUM);
+                    ST(gas_gather(tt->team, seg, src, n, GAS_DOUBLE, 0));
+                    if (tt->me == 0)
+                        for (size_t i = 0; i < nr; i++)
+                            check_block(seg + i * n * es, GAS_DOUBLE, tt->world[i], 0, n, salt, what);
+                    break;
+                default:
+                    fill(src, GAS_DOUBLE, n, t_rank, salt, GAS_OP_MAX);
+                    ST(gas_allreduce(tt->team, seg, src, n, GAS_DOUBLE, GAS_OP_MAX));
+                    check_reduced_all(seg, GAS_DOUBLE, GAS_OP_MAX, tt, n, 0, salt, what);
+                    break;
+                }
+                free(src);
+            }
+            MUST(gas_coll_set_algorithm(c, "auto"));
+        }
+    }
+    CHECK_OK(gas_free(arr));
+}
+
+/* Many small collectives back to back, alternating teams: no cross-talk. */
+static void t_back_to_back(void)
+{
+    for (int iter = 0; iter < 300; iter++) {
+        const struct tteam *tt = &teams[iter % nteams];
+        uint64_t salt = ++callno;
+        int64_t in[3], out[3];
+        snprintf(what, sizeof what, "back-to-back %d on team %s", iter, tt->name);
+        fill(in, GAS_INT64, 3, t_rank, salt, GAS_OP_SUM);
+        if (tt->team == GAS_TEAM_NULL)
+            continue;
+        ST(gas_allreduce(tt->team, out, in, 3, GAS_INT64, GAS_OP_SUM));
+        check_reduced_all(out, GAS_INT64, GAS_OP_SUM, tt, 3, 0, salt, what);
+        int root = iter % tt->n;
+        if (tt->me == root)
+            memcpy(out, in, sizeof in);
+        ST(gas_broadcast(tt->team, out, 3, GAS_INT64, root));
+        check_block(out, GAS_INT64, tt->world[root], 0, 3, salt, what);
+    }
+}
+
+static void t_errors(void)
+{
+    gas_team_t w = GAS_TEAM_WORLD;
+    float f[4] = {0};
+    int32_t i4[4] = {0};
+    CHECK_STATUS(gas_allreduce(w, f, f, 4, GAS_FLOAT, GAS_OP_BXOR), GAS_ERR_INVALID);
+    CHECK(strstr(gas_last_error(), "bitwise") != NULL, "bitwise op on float: message \"%s\"", gas_last_error());
+    CHECK_STATUS(gas_reduce(w, f, f, 4, GAS_DOUBLE, GAS_OP_BAND, 0), GAS_ERR_INVALID);
+    CHECK_STATUS(gas_allreduce(w, i4, i4, 4, (gas_dtype_t)99, GAS_OP_SUM), GAS_ERR_INVALID);
+    CHECK_STATUS(gas_allreduce(w, i4, i4, 4, GAS_INT32, (gas_redop_t)42), GAS_ERR_INVALID);
+    CHECK_STATUS(gas_broadcast(w, i4, 4, GAS_INT32, t_nranks), GAS_ERR_RANK);
+    CHECK(strstr(gas_last_error(), "root") != NULL, "bad root: message \"%s\"", gas_last_error());
+    CHECK_STATUS(gas_reduce(w, i4, i4, 4, GAS_INT32, GAS_OP_SUM, -1), GAS_ERR_RANK);
+    CHECK_STATUS(gas_gather(w, i4, i4, 1, GAS_INT32, -5), GAS_ERR_RANK);
+    CHECK_STATUS(gas_allreduce(w, NULL, i4, 4, GAS_INT32, GAS_OP_SUM), GAS_ERR_INVALID);
+    CHECK_STATUS(gas_allgather(w, i4, NULL, 1, GAS_INT32), GAS_ERR_INVALID);
+    CHECK_STATUS(gas_allreduce(w, i4, i4, SIZE_MAX / 2, GAS_INT32, GAS_OP_SUM), GAS_ERR_OVERFLOW);
+    CHECK_STATUS(gas_alltoall(w, i4, i4, SIZE_MAX / 2, GAS_INT32), GAS_ERR_OVERFLOW);
+    CHECK_STATUS(gas_team_barrier(GAS_TEAM_NULL), GAS_ERR_INVALID);
+    CHECK_STATUS(gas_team_destroy(w), GAS_ERR_INVALID);
+    CHECK_STATUS(gas_coll_set_algorithm(GAS_COLL_ALLREDUCE, "quantum"), GAS_ERR_INVALID);
+    CHECK_STATUS(gas_team_split_strided(w, 0, 0, 1, NULL), GAS_ERR_INVALID);
+    int r = 0;
+    CHECK_STATUS(gas_team_translate(w, t_nranks, w, &r), GAS_ERR_RANK);
+    /* collective argument errors: every rank passes the same bad value */
+    gas_team_t t = (gas_team_t)1;
+    CHECK_STATUS(gas_team_split_strided(w, 0, 1, t_nranks + 1, &t), GAS_ERR_RANK);
+    CHECK_STATUS(gas_team_split_color(w, -7, 0, &t), GAS_ERR_INVALID);
+    /* ... or different ones */
+    CHECK_STATUS(gas_team_split_strided(w, 0, 1, t_rank == 0 ? 1 : t_nranks, &t),
+                 t_nranks > 1 ? GAS_ERR_INVALID : GAS_OK);
+    if (t_nranks == 1)
+        CHECK_OK(gas_team_destroy(t));
+    /* the world still works */
+    int32_t one = 1, sum = 0;
+    CHECK_OK(gas_allreduce(w, &sum, &one, 1, GAS_INT32, GAS_OP_SUM));
+    CHECK(sum == t_nranks, "allreduce after the errors: %d, expected %d", sum, t_nranks);
+}
+
+/* Pairs of ranks call mismatched collectives: the receiver must say so. */
+static void t_mismatch(void)
+{
+    gas_team_t pair = GAS_TEAM_NULL;
+    int32_t buf[4] = {1, 2, 3, 4}, out[4];
+    MUST(gas_coll_set_algorithm(GAS_COLL_ALLREDUCE, "recursive_doubling"));
+    MUST(gas_team_split_color(GAS_TEAM_WORLD, t_rank / 2, 0, &pair));
+    if (gas_team_size(pair) == 2) {
+        if (gas_team_rank(pair) == 0) {
+            CHECK_OK(gas_broadcast(pair, buf, 4, GAS_INT32, 0));
+        } else {
+            gas_status_t st = gas_allreduce(pair, out, buf, 4, GAS_INT32, GAS_OP_SUM);
+            CHECK(st == GAS_ERR_INVALID && strstr(gas_last_error(), "mismatch") &&
+                  strstr(gas_last_error(), "broadcast") && strstr(gas_last_error(), "allreduce"),
+                  "mismatched broadcast/allreduce: status %s, message \"%s\"", gas_strerror(st),
+                  gas_last_error());
+        }
+    }
+    MUST(gas_team_destroy(pair));
+    /* same collective, different counts: both see it */
+    MUST(gas_team_split_color(GAS_TEAM_WORLD, t_rank / 2, 0, &pair));
+    if (gas_team_size(pair) == 2) {
+        gas_status_t st = gas_allreduce(pair, out, buf, gas_team_rank(pair) ? 4 : 3, GAS_INT32,
+                                        GAS_OP_SUM);
+        CHECK(st == GAS_ERR_INVALID && strstr(gas_last_error(), "mismatch"),
+              "allreduce with different counts: status %s, message \"%s\"", gas_strerror(st),
+              gas_last_error());
+    }
+    MUST(gas_team_destroy(pair));
+    MUST(gas_coll_set_algorithm(GAS_COLL_ALLREDUCE, "auto"));
+    MUST(gas_barrier());
+}
+
+static void add_team(const char *name, gas_team_t t)
+{
+    struct tteam *tt = &teams[nteams];
+    tt->name = name;
+    tt->team = t;
+    nteams++;   /* the same index on every rank, member or not */
+    if (t == GAS_TEAM_NULL)
+        return;
+    tt->n = gas_team_size(t);
+    tt->me = gas_team_rank(t);
+    if (tt->n > 64)
+        test_die("team too large for the test");
+    for (int i = 0; i < tt->n; i++)
+        MUST(gas_team_translate(t, i, GAS_TEAM_WORLD, &tt->world[i]));
+}
+
+static void check_team(const char *name, gas_team_t t, int want_n, const int *want_world)
+{
+    if (!CHECK(gas_team_size(t) == want_n, "team %s: size %d, expected %d", name, gas_team_size(t), want_n))
+        return;
+    for (int i = 0; i < want_n; i++) {
+        int w = -1, back = -1;
+        CHECK_OK(gas_team_translate(t, i, GAS_TEAM_WORLD, &w));
+        CHECK(w == want_world[i], "team %s: member %d is world rank %d, expected %d", name, i, w, want_world[i]);
+        CHECK_OK(gas_team_translate(GAS_TEAM_WORLD, w, t, &back));
+        CHECK(back == i, "team %s: world rank %d translates back to %d, expected %d", name, w, back, i);
+        if (w == t_rank)
+            CHECK(gas_team_rank(t) == i, "team %s: my rank %d, expected %d", name, gas_team_rank(t), i);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    test_begin("coll");
+    quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    int n = t_nranks, me = t_rank;
+    gas_ptr_t stamps;
+    MUST(gas_malloc((size_t)n * 8, &stamps));
+    gas_layout_t lay = test_layout_of(stamps);
+    if (lay.block != 8)
+        test_die("unexpected layout of the stamps");
+    MUST(gas_barrier());
+
+    /* teams, and what they must contain */
+    int want[64], k;
+    gas_team_t even = GAS_TEAM_NULL, odd = GAS_TEAM_NULL, col = GAS_TEAM_NULL, node = GAS_TEAM_NULL,
+               solo = GAS_TEAM_NULL;
+    MUST(gas_team_split_strided(GAS_TEAM_WORLD, 0, 2, (n + 1) / 2, &even));
+    if (n > 1)
+        MUST(gas_team_split_strided(GAS_TEAM_WORLD, 1, 2, n / 2, &odd));
+    MUST(gas_team_split_color(GAS_TEAM_WORLD, me % 3 == 2 ? GAS_COLOR_UNDEFINED : me % 3, -me, &col));
+    MUST(gas_team_split_node(GAS_TEAM_WORLD, &node));
+    MUST(gas_team_split_strided(GAS_TEAM_WORLD, n - 1, 1, 1, &solo));
+    CHECK((me % 2 == 0) == (even != GAS_TEAM_NULL), "membership of the even team");
+    CHECK((me % 2 == 1) == (odd != GAS_TEAM_NULL), "membership of the odd team");
+    CHECK((me % 3 != 2) == (col != GAS_TEAM_NULL), "membership of the color team");
+    CHECK((me == n - 1) == (solo != GAS_TEAM_NULL), "membership of the team of one");
+    CHECK(node != GAS_TEAM_NULL, "every rank is in its node team");
+    if (even) {
+        for (k = 0; 2 * k < n; k++) want[k] = 2 * k;
+        check_team("even", even, k, want);
+    }
+    if (odd) {
+        for (k = 0; 2 * k + 1 < n; k++) want[k] = 2 * k + 1;
+        check_team("odd", odd, k, want);
+    }
+    if (col) {   /* same color, key -rank: descending ranks */
+        k = 0;
+        for (int r = n - 1; r >= 0; r--)
+            if (r % 3 == me % 3) want[k++] = r;
+        check_team("color", col, k, want);
+    }
+    if (solo) {
+        want[0] = n - 1;
+        check_team("solo", solo, 1, want);
+    }
+    add_team("world", GAS_TEAM_WORLD);
+    add_team(me % 2 ? "odd" : "even", me % 2 ? odd : even);
+    add_team("color", col);
+    add_team("node", node);
+    add_team("solo", solo);
+
+    /* the matrix, one team after another; other teams' members wait at the world barrier */
+    for (int i = 0; i < nteams; i++) {
+        double t0 = test_elapsed();
+        callno = (uint64_t)(i + 1) << 32;   /* the same on every member of the team */
+        MUST(gas_barrier());   /* stamps of the previous team are all read */
+        if (teams[i].team == GAS_TEAM_NULL)
+            continue;
+        run_matrix(&teams[i], stamps);
+        if (teams[i].me == 0)
+            test_note("team %s (%d ranks): matrix passed %s in %.1f s", teams[i].name, teams[i].n,
+                      t_failures ? "WITH FAILURES" : "", test_elapsed() - t0);
+    }
+    MUST(gas_barrier());
+    callno = 100ull << 32;
+    t_back_to_back();
+    MUST(gas_barrier());
+    t_nonblocking(&teams[0], &teams[1], stamps);
+    callno = 200ull << 32;
+    t_zero_copy(&teams[0]);
+    if (me == 0)
+        test_note("non-blocking and back-to-back passed at %.1f s", test_elapsed());
+    t_errors();
+    MUST(gas_barrier());
+    t_mismatch();
+    if (me == 0)
+        test_note("errors and mismatches detected at %.1f s", test_elapsed());
+
+    MUST(gas_team_destroy(even));
+    MUST(gas_team_destroy(odd));
+    MUST(gas_team_destroy(col));
+    MUST(gas_team_destroy(node));
+    MUST(gas_team_destroy(solo));
+    /* slots come back: create and destroy more teams than there are slots */
+    for (int i = 0; i < 40; i++) {
+        gas_team_t t;
+        MUST(gas_team_split_strided(GAS_TEAM_WORLD, 0, 1, n, &t));
+        int32_t one = 1, sum = 0;
+        CHECK_OK(gas_allreduce(t, &sum, &one, 1, GAS_INT32, GAS_OP_SUM));
+        CHECK(sum == n, "allreduce on re-created team %d: %d", i, sum);
+        MUST(gas_team_destroy(t));
+    }
+    CHECK_OK(gas_free(stamps));
+    return test_end();
+}

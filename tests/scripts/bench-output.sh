@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# gas-bench's output formats are valid: --json parses and holds every row of
+# the table, --csv has a header and 8 fields a row, --plot writes an SVG that
+# parses as XML (xmllint when installed, else a structural check).  No timing
+# assertion: the numbers of a --quick run mean nothing.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+run() { timeout 120 "$BUILD/bin/gasrun" -n 2 --no-tag-output "$BUILD/bin/gas-bench" --quick --reps 2 "$@"; }
+
+modes=put-lat,get-bw,putsig-lat,amo-lat,amo-rate,barrier
+run --mode $modes --max-size 4k --json="$T/b.json" --plot "$T/b.svg" >"$T/table" 2>"$T/err" ||
+    fail "table run: $(tail -3 "$T/err")"
+rows=$(awk 'NF >= 8 && ($6 == "us" || $6 == "MB/s" || $6 == "Mops/s")' "$T/table" | wc -l)
+
+# JSON: parses; as many rows as the table; every result row has a ratio
+if command -v jq >/dev/null; then
+    n=$(jq '.rows | length' "$T/b.json") || fail "--json does not parse"
+    [ "$n" = "$rows" ] || fail "--json has $n rows, the table $rows"
+    jq -e '[.rows[] | select(.reference == false) | has("ratio")] | all' "$T/b.json" >/dev/null ||
+        fail "a result row without a ratio"
+    jq -e '.nranks == 2 and .errors == 0' "$T/b.json" >/dev/null || fail "header fields"
+elif command -v python3 >/dev/null; then
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["rows"])==int(sys.argv[2])' \
+        "$T/b.json" "$rows" || fail "--json does not parse or lacks rows"
+else
+    grep -q '"rows": \[' "$T/b.json" || fail "--json has no rows"
+fi
+echo "ok: --json ($rows rows)"
+
+# SVG: well-formed XML with both panels and a curve
+if command -v xmllint >/dev/null; then
+    xmllint --noout "$T/b.svg" || fail "--plot is not well-formed XML"
+else
+    head -2 "$T/b.svg" | grep -q '<svg ' && tail -1 "$T/b.svg" | grep -q '^</svg>$' ||
+        fail "--plot is not an svg document"
+fi
+grep -q 'latency' "$T/b.svg" && grep -q 'bandwidth' "$T/b.svg" || fail "--plot lacks a panel"
+grep -q '<polyline' "$T/b.svg" || fail "--plot has no curve"
+echo "ok: --plot"
+
+# CSV: the header, then 8 fields on every data line
+run --mode put-lat,amo-rate --max-size 64 --csv >"$T/csv" 2>"$T/err" || fail "csv run: $(tail -3 "$T/err")"
+grep -qx 'mode,size,median,p10,p90,unit,reference,ratio' "$T/csv" || fail "--csv header"
+bad=$(grep -v '^#' "$T/csv" | awk -F, 'NF != 8' | head -1)
+[ -z "$bad" ] || fail "--csv line with other than 8 fields: $bad"
+echo "ok: --csv"
+
+# --json on stdout: the JSON alone on stdout, the table on stderr
+run --mode amo-lat --json >"$T/out.json" 2>"$T/err" || fail "--json run"
+if command -v jq >/dev/null; then jq -e '.rows | length > 0' "$T/out.json" >/dev/null ||
+    fail "--json to stdout does not parse"; fi
+grep -q '^amo-fadd ' "$T/err" || fail "the table did not go to stderr"
+echo "ok: --json to stdout"

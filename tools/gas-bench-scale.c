@@ -1,0 +1,98 @@
+/*
+ * gas-bench-scale - what a job costs per rank as it grows: gas_init time,
+ * resident memory after init and after contacting every peer, and the
+ * per-peer state.
+ *
+ *   gasrun -n N gas-bench-scale [--header]
+ *
+ * Every rank times its gas_init (monotonic clock, from just before the call
+ * to its return); rank 0 prints the maximum over the ranks.  Resident memory
+ * (VmRSS) is read after init and a barrier, then after one 8-byte gas_get
+ * from every other rank (first contact: the route to that peer is made
+ * then); the growth divided by the peers contacted is the measured per-peer
+ * cost.  The sizes from the code: the route table holds one pointer per
+ * rank (allocated at init), and each contacted peer adds its transport's
+ * per-peer record.  Prints one markdown table row (--header: the header
+ * first).  Reads only the public API, plus the transports' record sizes.
+ */
+#include <gas.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The per-peer record of each transport (transport/<name>/): internal. */
+extern const size_t gas_shm_peer_bytes;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* VmRSS of this process in KiB, or -1. */
+static double rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double kib = -1;
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kib = strtod(line + 6, NULL);
+    fclose(f);
+    return kib;
+}
+
+static void check(gas_status_t s, const char *call)
+{
+    if (s != GAS_OK) {
+        fprintf(stderr, "gas-bench-scale: %s: %s (%s)\n", call, gas_strerror(s),
+                gas_last_error());
+        exit(1);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    double t0 = now_s();
+    check(gas_init(), "gas_init");
+    double init_s = now_s() - t0;
+    int me = gas_rank(), n = gas_nranks();
+    gas_ptr_t word;
+    check(gas_malloc(8 * (size_t)n, &word), "gas_malloc");
+    check(gas_barrier(), "gas_barrier");
+    double rss0 = rss_kib();
+
+    /* first contact with every peer, in an order that differs per rank */
+    uint64_t v;
+    for (int k = 1; k < n; k++) {
+        gas_ptr_t p;
+        check(gas_ptr_index(word, 8, (uint64_t)((me + k) % n), &p), "gas_ptr_index");
+        check(gas_get(&v, p, sizeof v), "gas_get");
+    }
+    check(gas_barrier(), "gas_barrier");
+    double rss1 = rss_kib();
+
+    /* max of init time; max and mean of both RSS figures */
+    double mine[4] = { init_s, rss0, rss1, rss1 - rss0 }, mx[4], sum[4];
+    check(gas_allreduce(GAS_TEAM_WORLD, mx, mine, 4, GAS_DOUBLE, GAS_OP_MAX), "gas_allreduce");
+    check(gas_allreduce(GAS_TEAM_WORLD, sum, mine, 4, GAS_DOUBLE, GAS_OP_SUM), "gas_allreduce");
+    if (me == 0) {
+        if (argc > 1 && strcmp(argv[1], "--header") == 0)
+            printf("| ranks | gas_init max (ms) | RSS after init, mean / max (KiB) | "
+                   "RSS after contacting all peers, mean / max (KiB) | growth per contacted "
+                   "peer (KiB, mean) | route table (B/rank) | shm per-peer record (B) |\n"
+                   "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        printf("| %d | %.1f | %.0f / %.0f | %.0f / %.0f | %.2f | %zu | %zu |\n", n, mx[0] * 1e3,
+               sum[1] / n, mx[1], sum[2] / n, mx[2], n > 1 ? sum[3] / n / (n - 1) : 0.0,
+               sizeof(void *), gas_shm_peer_bytes);
+        fflush(stdout);
+    }
+    check(gas_free(word), "gas_free");
+    check(gas_finalize(), "gas_finalize");
+    return 0;
+}
