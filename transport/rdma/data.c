@@ -658,9 +658,25 @@ gas_status_t gas_rdma_put_signal(gas_tl_peer_t *peer, uint64_t off, const void *
     if (gas_rdma_g.cfg.dqplb && n / p->stripe + 2 < GAS_RDMA_MBOX_SLOTS / 2)
         return dqplb_put_signal(p, off, src, n, sig_off, value, sop, comp);
     /* Without DQPLB: the payload completes, then the signal is written. */
-    if ((st = rc_xfer(p, 1, off, (char *)src, n, NULL, "put_signal")) != GAS_INPROGRESS ||
-        (st = rc_drain(p, "put_signal")) != GAS_OK)
+    st = rc_xfer(p, 1, off, (char *)src, n, NULL, "put_signal");
+    if (st == GAS_INPROGRESS)
+        st = rc_drain(p, "put_signal");
+    if (st != GAS_OK && st != GAS_INPROGRESS && st != GAS_ERR_PEER && st != GAS_ERR_BOUNDS)
         return st;
+    if (atomic_load(&p->state) == RC_FALLBACK) {
+        /* The payload may not have landed and no signal was sent: doing it
+         * all again over udp is safe (the failure is still raised by quiet). */
+        p->path = PATH_UDP;
+        return gas_udp_ops.put_signal(p->udp, off, src, n, sig_off, value, sop, comp);
+    }
+    if (st != GAS_OK)
+        return st;
+    if (!gas_rdma_g.cfg.nic_atomics) { /* signal words take CPU atomics only: via udp */
+        p->path = PATH_UDP;
+        gas_tl_amo_t a = {.op = sop == GAS_SIGNAL_ADD ? GAS_AMO_ADD : GAS_AMO_SET, .width = 8,
+                          .offset = sig_off, .operand = value};
+        return gas_udp_ops.amo(p->udp, &a, comp);
+    }
     if (sop == GAS_SIGNAL_ADD) {
         uint64_t old;
         return nic_word(p, GAS_VB_WR_ATOMIC_FETCH_ADD, sig_off, value, 0, &old);
