@@ -193,8 +193,12 @@ err_release:
 
 static void rdma_fini(void)
 {
-    if (gas_rdma_g.ready)
-        release();
+    if (!gas_rdma_g.ready)
+        return;
+    /* Complete what is in flight (the last barrier's signals, requests the
+     * sim holds back) before the QPs go: the peers may still wait for them. */
+    (void)gas_rdma_quiet();
+    release();
 }
 
 static gas_status_t rdma_addr_pack(void *buf, size_t cap, size_t *len_p)
