@@ -776,7 +776,7 @@ GAS_EXPORT gas_status_t gas_coll_choice(gas_team_t team, gas_coll_t coll, size_t
  * gas_finalize.
  */
 typedef struct gas_peer_stats {
-    char transport[8];         /* the path: "shm", "udp" */
+    char transport[8];         /* the path: "shm", "udp", "rdma" */
     char endpoint[48];         /* udp: "a.b.c.d:port" of the peer (own rank: its own) */
     uint64_t datagrams_sent;   /* every datagram, standalone acks included */
     uint64_t datagrams_received;
@@ -790,6 +790,12 @@ typedef struct gas_peer_stats {
     uint64_t rejected;         /* requests refused (out of the segment); an error went back */
     uint64_t srtt_ns;          /* smoothed round-trip time, 0 before the first sample */
     uint64_t rto_ns;           /* retransmission timeout in force */
+    /* rdma peers (the udp counters above are those of the udp channel under it) */
+    char route[12];            /* "udp" (not upgraded), "connecting", "rc", "fallback", "failed" */
+    uint64_t rdma_work_requests; /* work requests posted */
+    uint64_t rdma_bytes;       /* bytes written, read or updated over RC */
+    uint64_t rdma_errors;      /* work requests that completed in error */
+    uint32_t upgraded_peers;   /* peers now reached over RC (this rank's totals; 0/1 per peer) */
 } gas_peer_stats_t;
 
 /* Fill *stats_p for rank (GAS_ERR_RANK when out of range). */

@@ -28,8 +28,8 @@ GAS_CONFIG_ROW(HUGEPAGES, ENUM, "auto", "auto|on|off",
                "Huge pages for segments: auto (the kernel's default for the backing), on (transparent huge pages via madvise, else the hugetlb pool; gas_init fails if neither is possible), off (madvise NOHUGEPAGE).")
 GAS_CONFIG_ROW(ARENAS, UINT, "1", NULL,
                "gas_alloc arenas per NUMA node the rank uses (jemalloc arenas inside the segment); a thread uses the one of its node and CPU.")
-GAS_CONFIG_ROW(TRANSPORT, ENUM, "auto", "auto|shm|udp",
-               "Force one transport for every peer (auto: shm to ranks on this node, udp to the others; udp: every other rank over udp, even on this node).")
+GAS_CONFIG_ROW(TRANSPORT, ENUM, "auto", "auto|shm|udp|rdma",
+               "Force one transport for every peer (auto: shm to ranks on this node, rdma or udp to the others; udp: every other rank over udp, even on this node; rdma: every other rank starts on udp and is upgraded to RC when both have a device on one fabric).")
 GAS_CONFIG_ROW(TIMEOUT, TIME, "0", NULL,
                "Deadline of every wait (barrier, gas_wait_until, completion); 0 waits forever. Past it the call fails with GAS_ERR_TIMEOUT.")
 GAS_CONFIG_ROW(STALL_WARN, TIME, "60s", NULL,
@@ -110,3 +110,63 @@ GAS_CONFIG_ROW(TEST_UDP_DELAY, TIME, "1ms", NULL,
                "Test only: how long GAS_TEST_UDP_REORDER holds a datagram back.")
 GAS_CONFIG_ROW(TEST_UDP_CORRUPT, RATIO, "0", NULL,
                "Test only: fraction of outgoing udp datagrams with one byte flipped (receivers must drop them by checksum).")
+GAS_CONFIG_ROW(RDMA_DEVICE, STRING, "", NULL,
+               "Verbs device of the rdma transport: a device name, empty for the first one found, sim for the software verbs back end (RC between processes of one host), none to disable rdma.")
+GAS_CONFIG_ROW(RDMA_PORT, UINT, "1", NULL,
+               "Port number of the verbs device.")
+GAS_CONFIG_ROW(RDMA_GID_INDEX, UINT, "0", NULL,
+               "GID table index used for RoCE / globally routed InfiniBand.")
+GAS_CONFIG_ROW(RDMA_UPGRADE_AFTER, UINT, "1", NULL,
+               "Operations to a peer over udp before it is upgraded to RC (1: on the first RMA; larger: only once the peer is hot).")
+GAS_CONFIG_ROW(RDMA_QPS_NEAR, UINT, "2", NULL,
+               "Data queue pairs per peer of the near link class (same node).")
+GAS_CONFIG_ROW(RDMA_QPS_FAR, UINT, "4", NULL,
+               "Data queue pairs per peer of the far link class (another node).")
+GAS_CONFIG_ROW(RDMA_QP_OUTSTANDING_NEAR, UINT, "32", NULL,
+               "Most work requests outstanding on one queue pair, near link class.")
+GAS_CONFIG_ROW(RDMA_QP_OUTSTANDING_FAR, UINT, "64", NULL,
+               "Most work requests outstanding on one queue pair, far link class.")
+GAS_CONFIG_ROW(RDMA_PEER_OUTSTANDING, UINT, "128", NULL,
+               "Most work requests outstanding to one peer over all its queue pairs.")
+GAS_CONFIG_ROW(RDMA_STRIPE_NEAR, SIZE, "64k", NULL,
+               "Bytes of one work request when a transfer is striped over the queue pairs, near link class.")
+GAS_CONFIG_ROW(RDMA_STRIPE_FAR, SIZE, "128k", NULL,
+               "Bytes of one work request when a transfer is striped over the queue pairs, far link class.")
+GAS_CONFIG_ROW(RDMA_INLINE, SIZE, "128", NULL,
+               "Puts up to this size are posted inline (no registration or staging copy; the source is free at once).")
+GAS_CONFIG_ROW(RDMA_SIGNAL_EVERY, UINT, "16", NULL,
+               "Selective signalling: at least every this many work requests on a queue pair asks for a completion (and the last of an operation that waits for one).")
+GAS_CONFIG_ROW(RDMA_RECV_DEPTH, UINT, "128", NULL,
+               "Receives kept posted per queue pair for WRITE_WITH_IMM arrivals (signalled puts).")
+GAS_CONFIG_ROW(RDMA_DQPLB, BOOL, "n", NULL,
+               "Signalled puts are striped as WRITE_WITH_IMM carrying a sequence number and a notify flag; the target's progress applies the signal once every earlier piece arrived over any queue pair, so the target must call into libgas (e.g. gas_wait_until) for the signal to land. n: the initiator waits for the payload's completion, then writes the signal with the NIC (one-sided).")
+GAS_CONFIG_ROW(RDMA_ATOMICS, ENUM, "auto", "auto|nic|cpu",
+               "Where atomics to an RC peer run: nic (IB atomics; 64-bit fetch-add and compare-swap native, the rest by a compare-swap loop), cpu (over the udp request path, applied by the target's CPU), auto (nic when the device's atomics are coherent with the CPU's, else cpu). See docs/rdma.md.")
+GAS_CONFIG_ROW(RDMA_FALLBACK, BOOL, "y", NULL,
+               "After a queue pair fails (retry exceeded, remote access error), report the failed operations and carry on to that peer over udp (n: every later operation to the peer fails with GAS_ERR_PEER).")
+GAS_CONFIG_ROW(RDMA_TIMEOUT, UINT, "14", NULL,
+               "Local ACK timeout of RC queue pairs (4.096 us * 2^value; 14 is about 67 ms).")
+GAS_CONFIG_ROW(RDMA_RETRY_CNT, UINT, "7", NULL,
+               "Transport retries of an RC queue pair before its work requests fail with retry-exceeded.")
+GAS_CONFIG_ROW(RDMA_RNR_RETRY, UINT, "7", NULL,
+               "Receiver-not-ready retries (7: for ever).")
+GAS_CONFIG_ROW(RDMA_MIN_RNR_TIMER, UINT, "12", NULL,
+               "Minimum RNR NAK timer code the target advertises (12 is 0.64 ms).")
+GAS_CONFIG_ROW(RDMA_PATH_MTU, SIZE, "4096", NULL,
+               "Largest path MTU used (the port's active MTU when smaller).")
+GAS_CONFIG_ROW(RDMA_RD_ATOMIC, UINT, "4", NULL,
+               "RDMA READ/atomic operations in flight per queue pair, as initiator and as target.")
+GAS_CONFIG_ROW(RDMA_SL, UINT, "0", NULL,
+               "InfiniBand service level of the queue pairs.")
+GAS_CONFIG_ROW(RDMA_HOP_LIMIT, UINT, "64", NULL,
+               "Hop limit of globally routed (RoCE) packets.")
+GAS_CONFIG_ROW(TEST_RDMA_RANKS, STRING, "", NULL,
+               "Test only: comma-separated ranks that open the rdma device (empty: all); the others stay on udp, to test mixed jobs on one host.")
+GAS_CONFIG_ROW(TEST_RDMA_DELAY, RATIO, "0", NULL,
+               "Test only (sim device): fraction of work requests held back for GAS_TEST_RDMA_DELAY_TIME; later ones on the same queue pair wait behind them, other queue pairs overtake.")
+GAS_CONFIG_ROW(TEST_RDMA_DELAY_TIME, TIME, "1ms", NULL,
+               "Test only (sim device): how long GAS_TEST_RDMA_DELAY holds a work request back.")
+GAS_CONFIG_ROW(TEST_RDMA_QP_ERROR, UINT, "0", NULL,
+               "Test only (sim device): the Nth work request of this rank fails with retry-exceeded (0: never).")
+GAS_CONFIG_ROW(TEST_RDMA_ACCESS_ERROR, UINT, "0", NULL,
+               "Test only (sim device): the Nth work request of this rank fails with a remote access error (0: never).")

@@ -90,6 +90,7 @@ GAS_EXPORT gas_status_t gas_init(void)
     switch (gas_rt_config_enum(GAS_CFG_TRANSPORT)) {
     case 1: forced = GAS_TL_SHM; break;
     case 2: forced = GAS_TL_UDP; break;
+    case 3: forced = GAS_TL_RDMA; break;
     default: break;
     }
     if ((st = gas_tl_init(boot, &env, forced)) != GAS_OK)

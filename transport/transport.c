@@ -15,12 +15,19 @@
 
 extern const struct gas_tl_ops gas_shm_ops;
 extern const struct gas_tl_ops gas_udp_ops;
+extern const struct gas_tl_ops gas_rdma_ops;
 
-/* Registration order is preference order. */
+/*
+ * Registration order is preference order for routes; rdma is started after
+ * udp, which carries its peers until they are upgraded (and its handshakes).
+ */
 static const struct gas_tl_ops *const registry[] = {
     &gas_shm_ops,
+    &gas_rdma_ops,
     &gas_udp_ops,
 };
+/* Order of start-up: indexes into registry. */
+static const size_t init_order[] = {0, 2, 1};
 #define NREG (sizeof registry / sizeof registry[0])
 
 static int active[NREG];
@@ -72,9 +79,11 @@ gas_status_t gas_tl_init(const struct gas_rt_boot *b, const gas_tl_env_t *env, i
     unsigned char rec[NREG * (4 + GAS_TL_MAX_ADDR)];
     size_t used = 0;
     int usable = 0;
-    for (size_t i = 0; i < NREG; i++) {
+    for (size_t k = 0; k < NREG; k++) {
+        size_t i = init_order[k];
         const struct gas_tl_ops *t = registry[i];
-        if (forced && (int)t->id != forced)
+        /* rdma needs udp under it */
+        if (forced && (int)t->id != forced && !(forced == GAS_TL_RDMA && t->id == GAS_TL_UDP))
             continue;
         gas_status_t st = t->init(env);
         if (st == GAS_ERR_UNSUPPORTED) {
@@ -114,7 +123,8 @@ void gas_tl_fini(void)
         free(gas_tl_peers_);
         gas_tl_peers_ = NULL;
     }
-    for (size_t i = 0; i < NREG; i++) {
+    for (size_t k = NREG; k-- > 0;) {
+        size_t i = init_order[k];
         if (active[i])
             registry[i]->fini();
         active[i] = 0;
@@ -256,6 +266,13 @@ static void print_stats_line(const char *who, const gas_peer_stats_t *s)
             (unsigned long long)s->acks_sent, (unsigned long long)s->acks_received,
             (unsigned long long)s->bad_datagrams, (unsigned long long)s->rejected,
             (double)s->srtt_ns / 1e3, (double)s->rto_ns / 1e3);
+    if (s->route[0] || s->upgraded_peers || s->rdma_work_requests)
+        fprintf(stderr,
+                "[gas r%d] stats: %s rdma: route %s, upgraded peers %u, work requests %llu, "
+                "%llu B, errors %llu\n",
+                my_rank, who, s->route[0] ? s->route : "-", s->upgraded_peers,
+                (unsigned long long)s->rdma_work_requests, (unsigned long long)s->rdma_bytes,
+                (unsigned long long)s->rdma_errors);
 }
 
 void gas_tl_stats_print(void)

@@ -218,6 +218,7 @@ int gas_udp_rx_deliver(struct gas_udp_chan *ch, const unsigned char *buf, uint32
         case GAS_UDP_R_GET: target_get(ch, &r); break;
         case GAS_UDP_R_AMO: target_amo(ch, &r); break;
         case GAS_UDP_R_ERR: got_refusal(ch, &r); break;
+        case GAS_UDP_R_CTRL: gas_udp_ctrl_in(ch, &r); break;
         case GAS_UDP_R_BYE:
             ch->bye_recv = 1;
             ch->bye_recv_ns = now;

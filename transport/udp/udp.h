@@ -15,6 +15,7 @@
  *   ops.c        the ops table: routes, put/get/atomics, quiet, counters
  *   init.c       set-up and tear-down: configuration, sockets, threads, goodbyes
  *   progress.c   the progress thread, the socket lease and the sleeper
+ *   ctrl.c       control messages of other transports (ctrl.h: rdma's handshake)
  *
  * Locking: each channel has a mutex that guards all its state (both
  * directions, its operations and its counters).  One thread at a time
@@ -296,6 +297,10 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
  * segment; (0, 0) wakes only those waiting on other memory (completions).
  */
 void gas_udp_ring_own(uint64_t off, uint64_t len);
+
+/* ---- ctrl.c ---- */
+/* A CTRL record arrived (channel locked): hand it to the handler, append its reply. */
+void gas_udp_ctrl_in(struct gas_udp_chan *ch, const struct gas_udp_rec *r);
 
 /* ---- init.c ---- */
 gas_status_t gas_udp_init(const gas_tl_env_t *env);

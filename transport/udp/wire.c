@@ -95,7 +95,8 @@ static int rec_decode(const unsigned char *buf, size_t len, size_t pos, struct g
     size_t fixed = gas_udp_rec_fixed(r->type, r->flags);
     if (len - pos < fixed || len - pos - fixed < r->dlen)
         return 0;
-    int has_data = r->type == GAS_UDP_R_PUT || r->type == GAS_UDP_R_GET_REPLY;
+    int has_data = r->type == GAS_UDP_R_PUT || r->type == GAS_UDP_R_GET_REPLY ||
+                   r->type == GAS_UDP_R_CTRL;
     if (!has_data && r->dlen != 0)
         return 0;
     const unsigned char *f = p + GAS_UDP_REC_LEN;

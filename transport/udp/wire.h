@@ -55,6 +55,7 @@ enum gas_udp_rec_type {
     GAS_UDP_R_DONE,        /* operation `op` was applied */
     GAS_UDP_R_ERR,         /* a request of operation `op` was refused */
     GAS_UDP_R_BYE,         /* the sender is finalising: nothing follows */
+    GAS_UDP_R_CTRL,        /* a control message of another transport (rdma's QP handshake) */
     GAS_UDP_R_COUNT
 };
 

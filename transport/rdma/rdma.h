@@ -1,0 +1,172 @@
+/*
+ * rdma.h - state shared by the files of the rdma transport (not included
+ * from outside transport/rdma/, except by its tests).
+ *
+ *   verbs.h       the seam; verbs_ibv.c (libibverbs), verbs_sim.c (software)
+ *   imm.h         DQPLB immediate data and reassembly
+ *   init.c        device, registrations, configuration, address, counters, ops table
+ *   conn.c        QP bring-up (INIT, RTR, RTS) and the handshake over udp
+ *   data.c        put/get/atomics/signalled puts, completions, quiet, progress
+ *
+ * Every peer starts on udp: its route is an rdma peer that forwards to the
+ * udp route until the peer is upgraded to RC (on the first operation, or
+ * after GAS_RDMA_UPGRADE_AFTER), and again after an RC failure (fallback).
+ *
+ * Locking: a peer's lock guards its QPs' posting state and its connection
+ * state; it is never held while calling into udp (udp's handshake handler
+ * runs with udp's channel lock held and takes the peer lock).  One thread
+ * at a time polls the CQs (poll_lock); completion processing takes the
+ * peer lock.  Lock order: udp channel, poll_lock, peer lock.
+ */
+#ifndef GAS_RDMA_H
+#define GAS_RDMA_H
+
+#include "transport/rdma/imm.h"
+#include "transport/rdma/verbs.h"
+#include "transport/transport.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define GAS_RDMA_ADDR_LEN 16      /* kind u8, pad 7, fabric u64 */
+#define GAS_RDMA_MAX_QPS 16
+#define GAS_RDMA_MBOX_SLOTS 256   /* signal descriptors in flight per initiator (protocol constant) */
+#define GAS_RDMA_MBOX_SLOT_LEN 32
+
+enum gas_rdma_conn {
+    RC_IDLE,        /* on udp, not asked yet */
+    RC_REQ_SENT,    /* on udp, handshake under way */
+    RC_READY,       /* on RC */
+    RC_FALLBACK,    /* RC failed: back on udp for good */
+    RC_FAILED,      /* RC failed and fallback is off: operations fail */
+    RC_NONE         /* the peer refused (no resources): udp for good */
+};
+
+enum gas_rdma_path { PATH_UDP, PATH_RC };
+
+struct gas_rdma_cfg {
+    unsigned qps[2], qp_max[2];     /* [near, far] */
+    uint64_t stripe[2];
+    unsigned peer_max, inline_max, signal_every, recv_depth;
+    uint64_t upgrade_after;
+    int dqplb, nic_atomics, fallback;
+    unsigned timeout, retry_cnt, rnr_retry, min_rnr_timer, path_mtu, rd_atomic, sl, hop_limit;
+    unsigned port, gid_index;
+};
+
+/* What one posted work request still has to do when it completes. */
+struct gas_rdma_wr {
+    struct gas_rdma_op *op;   /* NULL: nobody waits for it (quiet does) */
+    void *dst;                /* read/atomic: copy the staged result here */
+    uint32_t len;
+    uint8_t opcode;           /* enum gas_vb_opcode */
+};
+
+/* An operation that waits for completions (a comp or a destination). */
+struct gas_rdma_op {
+    gas_tl_comp_t *comp;
+    uint32_t remaining;       /* work requests not completed */
+    int status;
+    int done;                 /* for synchronous waits without comp */
+};
+
+struct gas_rdma_qp {
+    struct gas_vb_qp *qp;
+    uint32_t qpn, psn;
+    uint32_t posted, done;    /* work requests posted / known complete (wrap) */
+    uint32_t since_signal;    /* unsignalled requests since the last signalled one */
+    int marker;               /* a completion marker is posted (data.c) */
+    struct gas_rdma_wr *wrs;  /* by index % qp_max */
+    char *stage;              /* qp_max slots of stripe bytes, registered */
+};
+
+typedef struct gas_rdma_peer {
+    gas_tl_peer_t base;             /* ops = gas_rdma_ops; first */
+    gas_tl_peer_t *udp;             /* the udp route (carries it until upgraded) */
+    pthread_mutex_t lock;
+    int rank, near;
+    _Atomic int state;              /* enum gas_rdma_conn */
+    int qps_up;                     /* our QPs are connected to the peer's */
+    int path;                       /* enum gas_rdma_path of the last operation */
+    _Atomic uint64_t nops;          /* operations issued (the hot threshold) */
+    unsigned nqp, qp_max, next_qp;
+    uint64_t stripe;
+    struct gas_rdma_qp qp[GAS_RDMA_MAX_QPS];
+    struct gas_vb_mr *stage_mr;
+    uint32_t stage_lkey;
+    char *stage;
+    _Atomic uint32_t outstanding;   /* over all QPs */
+    int plain_writes;               /* plain WRITEs posted since the last drain */
+    /* the peer's side */
+    uint64_t seg_base, seg_size, mbox_base;
+    uint32_t seg_rkey, mbox_rkey;
+    /* DQPLB: as initiator, the next sequence number and the peer's consumed point */
+    uint32_t tx_seq, tx_consumed;
+    /* as target: reassembly of this peer's pieces */
+    gas_rdma_reasm_t rx;
+    uint32_t rx_posted;             /* receives to re-post per QP, batched */
+    /* failure raised by the next quiet */
+    int err_status;
+    char err_msg[200];
+    /* counters */
+    uint64_t n_wr, n_bytes, n_err, n_upgrades;
+} gas_rdma_peer_t;
+
+struct gas_rdma_state {
+    int ready;
+    struct gas_rdma_cfg cfg;
+    gas_tl_env_t env;
+    const gas_vb_ops_t *vb;
+    struct gas_vb_ctx *ctx;
+    struct gas_vb_pd *pd;
+    gas_vb_dev_info_t dev;
+    struct gas_vb_mr *seg_mr, *mbox_mr;
+    uint32_t seg_lkey, seg_rkey, mbox_rkey;
+    char *mbox;                     /* consumed u64[nranks], then slots[nranks][SLOTS] */
+    uint64_t mbox_len;
+    int mbox_fd;
+    struct gas_vb_cq *scq, *rcq;
+    pthread_mutex_t poll_lock, peers_lock;
+    _Atomic(gas_rdma_peer_t *) *peers;
+    _Atomic uint32_t upgraded;
+    uint64_t n_wr, n_bytes, n_err;  /* totals (atomic adds) */
+};
+
+extern struct gas_rdma_state gas_rdma_g;
+extern const struct gas_tl_ops gas_rdma_ops;
+
+static inline char *gas_rdma_mbox_slot(char *mbox, int nranks, int src, uint32_t seq)
+{
+    return mbox + (uint64_t)nranks * 8 +
+           ((uint64_t)src * GAS_RDMA_MBOX_SLOTS + seq % GAS_RDMA_MBOX_SLOTS) * GAS_RDMA_MBOX_SLOT_LEN;
+}
+
+/* ---- conn.c ---- */
+/* The peer state for rank, made on first need. */
+gas_rdma_peer_t *gas_rdma_peer_get(int rank);
+void gas_rdma_peer_free(gas_rdma_peer_t *p);
+/* Start the handshake if the peer is due for an upgrade (call without locks). */
+void gas_rdma_maybe_upgrade(gas_rdma_peer_t *p);
+/* udp's control-message handler (the handshake). */
+size_t gas_rdma_ctrl_in(int rank, const void *msg, size_t len, void *reply, size_t cap);
+/* Bring-up steps, exposed for the unit test. */
+int gas_rdma_qp_init(struct gas_vb_qp *qp);
+int gas_rdma_qp_rtr(struct gas_vb_qp *qp, uint32_t dest_qpn, uint32_t rq_psn,
+                    const gas_vb_port_addr_t *dest);
+int gas_rdma_qp_rts(struct gas_vb_qp *qp, uint32_t sq_psn);
+
+/* ---- data.c ---- */
+gas_status_t gas_rdma_put(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
+                          gas_tl_comp_t *comp);
+gas_status_t gas_rdma_get(gas_tl_peer_t *peer, void *dst, uint64_t off, size_t n,
+                          gas_tl_comp_t *comp);
+gas_status_t gas_rdma_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_comp_t *comp);
+gas_status_t gas_rdma_put_signal(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
+                                 uint64_t sig_off, uint64_t value, gas_signal_op_t op,
+                                 gas_tl_comp_t *comp);
+gas_status_t gas_rdma_fence(void);
+gas_status_t gas_rdma_quiet(void);
+int gas_rdma_progress(void);
+
+#endif

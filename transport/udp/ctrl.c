@@ -1,0 +1,91 @@
+/*
+ * ctrl.c - control messages of other transports over the udp channel
+ * (CTRL records, see ctrl.h and docs/udp-wire.md), and draining one peer.
+ */
+#include "transport/udp/ctrl.h"
+#include "transport/udp/udp.h"
+#include "runtime/clock.h"
+#include "runtime/error.h"
+#include "runtime/wait.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static _Atomic(gas_udp_ctrl_fn) handler;
+
+void gas_udp_ctrl_set_handler(gas_udp_ctrl_fn fn)
+{
+    atomic_store(&handler, fn);
+}
+
+static void append_ctrl(struct gas_udp_chan *ch, const void *msg, size_t len)
+{
+    struct gas_udp_rec r = {.type = GAS_UDP_R_CTRL, .dlen = (uint16_t)len};
+    memcpy(gas_udp_chan_append(ch, &r), msg, len);
+}
+
+void gas_udp_ctrl_in(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
+{
+    gas_udp_ctrl_fn fn = atomic_load(&handler);
+    unsigned char reply[GAS_UDP_CTRL_MAX];
+    size_t n = fn ? fn(ch->rank, r->data, r->dlen, reply, sizeof reply) : 0;
+    size_t k = n ? gas_udp_chan_room(ch, GAS_UDP_REC_LEN, n) : 0;
+    if (n && k != GAS_UDP_NOROOM && k >= n)
+        append_ctrl(ch, reply, n); /* no room: the peer's handshake times out, it stays on udp */
+}
+
+gas_status_t gas_udp_ctrl_send(int rank, const void *msg, size_t len)
+{
+    if (len > GAS_UDP_CTRL_MAX)
+        return GAS_ERR_INVALID;
+    struct gas_udp_chan *ch = gas_udp_chan_get(rank, 1);
+    if (ch == NULL)
+        return GAS_ERR_PEER;
+    gas_status_t st = GAS_OK;
+    size_t k;
+    pthread_mutex_lock(&ch->lock);
+    if (atomic_load(&ch->dead))
+        st = GAS_ERR_PEER;
+    else if ((k = gas_udp_chan_room(ch, GAS_UDP_REC_LEN, len)) == GAS_UDP_NOROOM || k < len)
+        st = GAS_ERR_NOMEM;
+    else {
+        uint64_t now = gas_rt_now_ns();
+        append_ctrl(ch, msg, len);
+        gas_udp_chan_seal(ch, now);
+        gas_udp_chan_push(ch, now, 1);
+    }
+    pthread_mutex_unlock(&ch->lock);
+    return st;
+}
+
+struct drain {
+    struct gas_udp_chan *ch;
+    uint32_t until;
+};
+
+static int drained(void *arg)
+{
+    const struct drain *d = arg;
+    return atomic_load(&d->ch->dead) ||
+           !gas_udp_seq_lt(atomic_load_explicit(&d->ch->cacked, memory_order_acquire), d->until);
+}
+
+gas_status_t gas_udp_drain(int rank, const char *call)
+{
+    struct gas_udp_chan *ch = gas_udp_chan_get(rank, 0);
+    if (ch == NULL)
+        return GAS_OK;
+    struct drain d = {ch, 0};
+    pthread_mutex_lock(&ch->lock);
+    uint64_t now = gas_rt_now_ns();
+    gas_udp_chan_seal(ch, now);
+    gas_udp_chan_push(ch, now, 1);
+    d.until = ch->next_seq;
+    pthread_mutex_unlock(&ch->lock);
+    char what[64];
+    snprintf(what, sizeof what, "udp acknowledgements from rank %d", rank);
+    gas_status_t st = gas_rt_wait(drained, &d, NULL, call, what);
+    if (st == GAS_OK && atomic_load(&ch->dead))
+        st = gas_rt_error(GAS_ERR_PEER, call, "rank %d is unreachable over udp", rank);
+    return st;
+}
