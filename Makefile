@@ -66,7 +66,7 @@ $(LIBSO): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $^ -Wl,-soname,libgas.so $(LDLIBS)
 
-$(PCFILE): Makefile
+$(PCFILE): $(MAKEFILE_LIST)
 	@mkdir -p $(dir $@)
 	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: gas\nDescription: libgas distributed shared-memory runtime\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lgas\nLibs.private: %s\n' \
 	  '$(PREFIX)' "$$(sed -n 's/^#define GAS_VERSION_STRING "\(.*\)"/\1/p' include/gas.h)" '$(LDLIBS)' > $@

@@ -26,7 +26,7 @@ $(BUILD)/bin/gas-bench-mem: $(BUILD)/obj/tools/gas-bench-mem.o $(LIBA)
 	$(LINK_PROG) -ldl
 
 # gascc finds headers and libraries relative to itself (build tree or PREFIX).
-$(BUILD)/bin/gascc: tools/gascc.in Makefile
+$(BUILD)/bin/gascc: tools/gascc.in $(MAKEFILE_LIST)
 	@mkdir -p $(dir $@)
 	sed -e 's|@LDLIBS@|$(LDLIBS)|' -e 's|@SRCINC@|$(CURDIR)/include|' $< > $@ && chmod +x $@
 
