@@ -143,9 +143,9 @@ int gas_udp_progress(void)
         if (!g->cfg.poll_mode)
             return 0;
         now = gas_rt_now_ns();
-        if (now - g->last_idle_poll_ns < IDLE_POLL_NS)
+        if (now - atomic_load_explicit(&g->last_idle_poll_ns, memory_order_relaxed) < IDLE_POLL_NS)
             return 0;
-        g->last_idle_poll_ns = now;
+        atomic_store_explicit(&g->last_idle_poll_ns, now, memory_order_relaxed);
     }
     int n = 0;
     if (!g->cfg.poll_mode)

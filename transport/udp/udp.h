@@ -139,13 +139,11 @@ struct gas_udp_chan {
     struct gas_udp_op *ops;
     uint32_t *ops_free;
     uint32_t ops_cap, nfree, ops_live;
-    uint16_t ops_gen;
     uint64_t get_bytes, get_limit;
 
     /* failure of operations without a completion, raised by the next quiet */
     int err_status;
     char err_msg[200];
-    int warned_dead;
 
     struct gas_udp_counters c;
 };
@@ -188,7 +186,7 @@ struct gas_udp_state {
     _Atomic uint64_t inflight_total;
     atomic_int total_blocked;
     atomic_int corked;                    /* some channel holds a corked datagram */
-    uint64_t last_idle_poll_ns;
+    _Atomic uint64_t last_idle_poll_ns;    /* poll mode, no channel yet: last look */
 
     pthread_t pt;
     int pt_started;
@@ -198,7 +196,6 @@ struct gas_udp_state {
 
     pthread_mutex_t fault_lock;
     struct gas_udp_delayed *delayed;
-    _Atomic uint64_t delayed_due_ns;
 
     struct gas_udp_counters totals;       /* updated with __atomic adds */
 };
