@@ -27,18 +27,33 @@ typedef struct gas_rt_doorbell {
 
 void gas_rt_doorbell_wake(gas_rt_doorbell_t *db);
 
+static inline int gas_rt_watch_in(uint64_t w, uint64_t off, uint64_t len)
+{
+    return w >= off && w - off < len;
+}
+
 /*
  * Make every earlier store visible, then wake sleepers of db whose watched
- * word may lie in [off, off + len) of the doorbell owner's segment.
+ * word may lie in [off, off + len) or [off2, off2 + len2) of the doorbell
+ * owner's segment (len2 may be 0).  One fence and one check for both ranges,
+ * so a put-with-signal pays for one ring, not two.
  */
-static inline void gas_rt_doorbell_ring(gas_rt_doorbell_t *db, uint64_t off, uint64_t len)
+static inline void gas_rt_doorbell_ring2(gas_rt_doorbell_t *db, uint64_t off, uint64_t len,
+                                         uint64_t off2, uint64_t len2)
 {
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&db->sleepers, memory_order_relaxed) == 0)
         return;
     uint64_t w = atomic_load_explicit(&db->watch, memory_order_relaxed);
-    if (w == GAS_RT_WATCH_UNKNOWN || w == GAS_RT_WATCH_ANY || (w >= off && w - off < len))
+    if (w == GAS_RT_WATCH_UNKNOWN || w == GAS_RT_WATCH_ANY || gas_rt_watch_in(w, off, len) ||
+        gas_rt_watch_in(w, off2, len2))
         gas_rt_doorbell_wake(db);
+}
+
+/* As gas_rt_doorbell_ring2 for one range. */
+static inline void gas_rt_doorbell_ring(gas_rt_doorbell_t *db, uint64_t off, uint64_t len)
+{
+    gas_rt_doorbell_ring2(db, off, len, 0, 0);
 }
 
 /* A condition to wait for: returns nonzero when satisfied. */

@@ -118,8 +118,7 @@ static gas_status_t shm_put_signal(gas_tl_peer_t *peer, uint64_t off, const void
     struct shm_peer *p = (struct shm_peer *)peer;
     memcpy(peer->direct_base + off, src, n);
     gas_tl_signal_apply(peer->direct_base + sig_off, value, op);
-    gas_rt_doorbell_ring(&p->hdr->doorbell, off, n);
-    gas_rt_doorbell_ring(&p->hdr->doorbell, sig_off, 8);
+    gas_rt_doorbell_ring2(&p->hdr->doorbell, off, n, sig_off, 8);
     return GAS_OK;
 }
 
