@@ -221,8 +221,23 @@ static void json_write(const struct bench *b, FILE *f, double elapsed_s)
     fprintf(f, "\n  ],\n");
     if (b->rtt_end_us > 0)
         fprintf(f, "  \"pingpong_end_us\": %.6g,\n", b->rtt_end_us);
+    if (b->udp_rtt_end_us > 0 || b->udp_mbs_end > 0)
+        fprintf(f, "  \"udp_rtt_end_us\": %.6g,\n  \"udp_stream_end_mbs\": %.6g,\n",
+                b->udp_rtt_end_us, b->udp_mbs_end);
     fprintf(f, "  \"points\": %llu,\n  \"errors\": %llu,\n  \"elapsed_s\": %.3f\n}\n",
             (unsigned long long)b->points, (unsigned long long)b->errors, elapsed_s);
+}
+
+void bench_out_udp_end(const struct bench *b, char *buf, size_t len)
+{
+    int n = 0;
+    buf[0] = '\0';
+    if (b->udp_rtt_end_us > 0)
+        n = snprintf(buf, len, "round trip %.3f us (start %.3f us)", b->udp_rtt_end_us,
+                     b->udp_rtt_us.median);
+    if (b->udp_mbs_end > 0 && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "%sstream %.1f MB/s (start %.1f MB/s)", n ? ", " : "",
+                 b->udp_mbs_end, b->udp_mbs.median);
 }
 
 void bench_out_md_intro(const struct bench *b, FILE *f)
@@ -263,6 +278,13 @@ static int md_write(const struct bench *b, const char *file)
                 b->rtt_end_us, b->rtt_us.median,
                 b->rtt_end_us > 1.5 * b->rtt_us.median || b->rtt_end_us < b->rtt_us.median / 1.5
                     ? ": the machine changed during the run" : "");
+    if (b->udp_rtt_end_us > 0 || b->udp_mbs_end > 0)
+    {
+        char what[160];
+        bench_out_udp_end(b, what, sizeof what);
+        fprintf(f, "\nRaw UDP at the end of the run: %s%s\n", what,
+                b->udp_drift ? ": the machine changed during the run" : "");
+    }
     return fclose(f) == 0 ? 0 : -1;
 }
 

@@ -126,6 +126,8 @@ struct bench {
     struct stats amo_mops;        /* local CPU atomics, for the rate rows */
     int have_amo;
     double rtt_end_us;            /* the ping-pong measured again at the end */
+    double udp_rtt_end_us, udp_mbs_end; /* the raw UDP references again at the end */
+    int udp_drift;                /* ... and they differ from the start's by over 1.5x */
     struct row *rows;             /* every row printed, references first */
     size_t nrows, rows_cap;
     FILE *txt;                    /* the table and notes: stdout, stderr under --json=- */
@@ -199,6 +201,8 @@ void bench_out_fini(struct bench *b);
 
 /* Keep a row for --json and --plot without printing it. */
 void bench_out_keep(struct bench *b, const struct row *r);
+/* "round trip X us (start Y us), stream ..." of the raw UDP references' recheck. */
+void bench_out_udp_end(const struct bench *b, char *buf, size_t len);
 /* "N ranks, transport T, date, host H (C CPUs)" for a --md file's first line. */
 void bench_out_md_intro(const struct bench *b, FILE *f);
 

@@ -48,7 +48,7 @@ for run in udp-2-thread udp-2-poll veth-thread veth-poll veth-loss1; do
     fi
     echo "ok: $run ($n put rows)"
 done
-grep -q '^Summary: put-lat 8 B [0-9.]* us' "$page" || fail "no summary line"
+grep -q '^Summary: put-lat 8 B [0-9.]* us = [0-9.]*x ' "$page" || fail "no summary line"
 # the namespaces netns-run.sh named (other tests may have theirs meanwhile)
 ours=$(sed -n 's/^netns-run: \(gas-t[0-9]*\)-a=.*/\1/p' "$T"/raw/veth-*.txt)
 [ -n "$ours" ] || fail "netns-run.sh did not say which namespaces it made"
