@@ -34,6 +34,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -69,7 +70,10 @@ struct bench_udp {
     char from_ip[INET_ADDRSTRLEN];
 };
 
-/* GAS_WAIT_SPIN in seconds ("20us", "1ms", "0"; plain numbers are seconds). */
+/*
+ * GAS_WAIT_SPIN in seconds ("20us", "1ms", "0"; plain numbers are seconds),
+ * from the environment only (a GAS_CONFIG_FILE value is not seen here).
+ */
 static double spin_s(void)
 {
     const char *e = getenv("GAS_WAIT_SPIN");
@@ -79,11 +83,11 @@ static double spin_s(void)
     double v = strtod(e, &end);
     if (end == e || v < 0)
         return DEFAULT_SPIN_S;
-    if (strcmp(end, "ns") == 0)
+    if (strcasecmp(end, "ns") == 0)
         return v * 1e-9;
-    if (strcmp(end, "us") == 0)
+    if (strcasecmp(end, "us") == 0)
         return v * 1e-6;
-    if (strcmp(end, "ms") == 0)
+    if (strcasecmp(end, "ms") == 0)
         return v * 1e-3;
     return v;
 }

@@ -125,9 +125,12 @@ sec_udp() {
         note "Skipped: this build has no udp transport (gas-info lists none)."
         return
     fi
-    note "References: a raw UDP ping-pong (64 B) and a raw sendmmsg stream of the transport's"
-    note "datagram size, between the addresses the ranks' udp transport is bound to, measured in"
-    note "the same run (both ends poll for GAS_WAIT_SPIN, then sleep, as libgas waits do)."
+    note "References, measured in the same run between the addresses the ranks' udp transport is"
+    note "bound to (tools/bench_udp.c): a raw UDP ping-pong of 64 B with both ends sleeping in the"
+    note "kernel, polling GAS_WAIT_SPIN first, or busy-polling; the fastest of the three is the"
+    note "latency rows' reference.  A raw sendmmsg stream of the transport's datagram size, the"
+    note "receiver polling GAS_WAIT_SPIN or busy-polling; the faster is the bandwidth rows' reference."
+    note "Both are measured again at the end (\"Raw UDP at the end of the run\")."
     note "Targets: put-lat 8 B within 1.5x of the raw round trip; put-bw >= 70% of the raw stream."
     for p in thread poll; do
         note ""
