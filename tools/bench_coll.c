@@ -382,11 +382,14 @@ static int by_value(const void *x, const void *y)
 /*
  * Time each of the nalg algorithms (with auto among them if wanted) at one
  * size: iterations per batch calibrated per algorithm, then reps rounds in
- * which every algorithm runs one batch in turn, so a machine that changes
- * speed during the run affects all alike.  med_us: median us per call (rank 0).
+ * which every algorithm runs one batch in turn (each round starting one
+ * algorithm later), so a machine that changes speed during the run affects
+ * all alike.  med_us: median us per call (rank 0); smp, when not NULL, gets
+ * the samples by algorithm and round (smp[a * reps + r], us per call), for
+ * paired_ratio.
  */
 static void interleaved(struct bench *b, int coll, size_t size, const char *const *algs,
-                        int nalg, double *med_us)
+                        int nalg, double *med_us, double *smp_out)
 {
     int reps = b->opt.reps;
     uint64_t *iters = calloc((size_t)nalg, sizeof *iters);
@@ -409,9 +412,14 @@ static void interleaved(struct bench *b, int coll, size_t size, const char *cons
         }
         iters[a] = it;
     }
-    for (int r = 0; r < reps; r++)
-        for (int a = 0; a < nalg; a++)
+    for (int r = 0; r < reps; r++) {
+        for (int k = 0; k < nalg; k++) {
+            int a = (k + r) % nalg;
             smp[a * reps + r] = timed(b, coll, algs[a], size, iters[a]) / (double)iters[a] * 1e6;
+        }
+    }
+    if (smp_out)
+        memcpy(smp_out, smp, sizeof *smp * (size_t)nalg * (size_t)reps);
     for (int a = 0; a < nalg; a++) {
         qsort(smp + a * reps, (size_t)reps, sizeof *smp, by_value);
         med_us[a] = smp[a * reps + reps / 2];
@@ -419,6 +427,37 @@ static void interleaved(struct bench *b, int coll, size_t size, const char *cons
     bench_check(gas_coll_set_algorithm((gas_coll_t)coll, "auto"), "gas_coll_set_algorithm");
     free(iters);
     free(smp);
+}
+
+/* Room for nalg x reps samples (exits when out of memory, like the rest of the tool). */
+static double *bench_samples_alloc(int nalg, int reps)
+{
+    double *p = calloc((size_t)nalg * (size_t)reps, sizeof *p);
+    if (p == NULL) {
+        fprintf(stderr, "gas-bench: out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+/*
+ * Algorithm x's time relative to y's, as the median over rounds of the ratio
+ * of their batches in the same round: a slow spell of the machine hits both
+ * batches of a round, so this varies far less than a ratio of medians.
+ */
+static double paired_ratio(const double *smp, int reps, int x, int y)
+{
+    double *q = malloc(sizeof *q * (size_t)reps);
+    if (q == NULL) {
+        fprintf(stderr, "gas-bench: out of memory\n");
+        exit(2);
+    }
+    for (int r = 0; r < reps; r++)
+        q[r] = smp[y * reps + r] > 0 ? smp[x * reps + r] / smp[y * reps + r] : 1;
+    qsort(q, (size_t)reps, sizeof *q, by_value);
+    double m = q[reps / 2];
+    free(q);
+    return m;
 }
 
 /* The algorithms that can run here (auto last when with_auto); returns how many. */
@@ -457,10 +496,12 @@ int bench_coll_compare(struct bench *b)
             continue;
         const char *algs[16];
         int nalg = runnable_algs(coll, algs, 1);
+        double *smp = bench_samples_alloc(nalg, b->opt.reps);
         for (size_t si = 0; si < sizeof ladder / sizeof ladder[0]; si++) {
             size_t size = coll == GAS_COLL_BARRIER ? 0 : sizes[si];
             double med[16];
-            interleaved(b, coll, size, algs, nalg, med);
+            int reps = b->opt.reps;
+            interleaved(b, coll, size, algs, nalg, med, smp);
             if (b->rank == 0) {
                 const char *chose = "?";
                 gas_coll_choice(GAS_TEAM_WORLD, (gas_coll_t)coll, size, &chose);
@@ -479,8 +520,9 @@ int bench_coll_compare(struct bench *b)
                         printf(" %s %.0f MB/s", algs[a], (double)size / med[a]);
                     printf("%s", a + 1 < nalg ? "," : "");
                 }
-                double slower = mine >= 0 ? (med[mine] / med[best] - 1) * 100 : 0;
-                double slower_auto = (med[nalg - 1] / med[best] - 1) * 100;
+                /* Gaps as paired ratios (see paired_ratio), against the best median. */
+                double slower = mine >= 0 ? paired_ratio(smp, reps, mine, best) * 100 - 100 : 0;
+                double slower_auto = paired_ratio(smp, reps, nalg - 1, best) * 100 - 100;
                 printf("  | chosen %s: %+.1f%% vs best (%s), auto row %+.1f%%%s\n", chose,
                        slower, algs[best], slower_auto,
                        slower > 10 ? "  <-- more than 10% slower" : "");
@@ -494,6 +536,7 @@ int bench_coll_compare(struct bench *b)
             if (coll == GAS_COLL_BARRIER)
                 break;
         }
+        free(smp);
     }
     if (b->rank == 0)
         printf("worst case: the tuned choice is %.1f%% slower than the best algorithm (%s); "
@@ -578,8 +621,10 @@ int bench_coll_tune(struct bench *b, double *samples)
             const char *best = NULL;
             double best_us = 0, prev_us = -1, med[16];
             const char *algs[16];
-            int nalg = runnable_algs(coll, algs, 0);
-            interleaved(b, coll, size, algs, nalg, med);
+            int nalg = runnable_algs(coll, algs, 0), ibest = -1, iprev = -1;
+            int reps = b->opt.reps;
+            double *smp = bench_samples_alloc(nalg, reps);
+            interleaved(b, coll, size, algs, nalg, med, smp);
             for (int a = 0; a < nalg; a++) {
                 const char *alg = algs[a];
                 double us = med[a];
@@ -588,14 +633,19 @@ int bench_coll_tune(struct bench *b, double *samples)
                 if (best == NULL || us < best_us) {
                     best = alg;
                     best_us = us;
+                    ibest = a;
                 }
-                if (prev && strcmp(alg, prev) == 0)
+                if (prev && strcmp(alg, prev) == 0) {
                     prev_us = us;
+                    iprev = a;
+                }
             }
             bench_check(gas_coll_set_algorithm((gas_coll_t)coll, "auto"), "gas_coll_set_algorithm");
             /* keep the current choice while it is within TUNE_SLACK of the best (less churn) */
-            if (prev && prev_us >= 0 && prev_us <= best_us * (1 + TUNE_SLACK))
+            if (prev && prev_us >= 0 &&
+                paired_ratio(smp, reps, iprev, ibest) <= 1 + TUNE_SLACK)
                 best = prev;
+            free(smp);
             if (best && (prev == NULL || strcmp(best, prev) != 0)) {
                 /* the crossover lies between the two measured sizes: take the middle */
                 size_t from = prev == NULL ? 0 : (size_t)sqrt((double)prev_size * (double)size);
