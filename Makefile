@@ -7,7 +7,6 @@
 #   make bench      the gas-bench standard set -> docs/performance.md (long)
 #   make install PREFIX=/usr/local
 
-# module.mk files add rules before `all` is defined: keep `make` meaning `make all`.
 .DEFAULT_GOAL := all
 
 PREFIX  ?= /usr/local

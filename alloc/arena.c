@@ -10,11 +10,12 @@
  * freed block), is bounded per class, and is emptied into jemalloc when its
  * thread exits.  Blocks in it count as in use in the statistics.
  */
-#include "arena.h"
+#include "arena_fast.h"
 
 #include <jemalloc/jemalloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,22 +27,27 @@
 
 #define GROW_LIMIT (8u << 20)  /* largest extent jemalloc asks for ahead of need */
 #define TC_NONE UINT32_MAX     /* tcache creation failed: go without */
-#define CACHE_MAX 4096         /* blocks up to this size are cached per thread */
+#define CACHE_MAX GAS_AL_CACHE_MAX
 #define CACHE_BYTES (16u << 10)/* per class, at most this much (and 4..64 blocks) */
-#define MAX_CLASSES 48
+#define MAX_CLASSES GAS_AL_MAX_CLASSES
 #define TLS_IE __attribute__((tls_model("initial-exec")))
+#define AUTO_PER_NODE_MAX 8    /* GAS_ARENAS=0: at most this many arenas per node */
 
 void (*gas_al_arena_trace)(const struct gas_al_hook_event *ev);
 
 struct arena {
-    unsigned ind;            /* jemalloc's index */
+    unsigned ind;            /* jemalloc's index (valid once ready) */
     int node;                /* kernel node its extents are bound to, or -1 */
+    _Atomic int ready;       /* created; cleared by stop */
 };
 
 static struct gas_al_arena_cfg cfg;
 static struct arena arenas[GAS_AL_MAX_ARENAS];
-static int narenas;
-static int creating = -1;    /* slot being created: its index is not known yet */
+static int nslots;                    /* groups x arenas per group */
+static _Atomic int narenas;           /* slots whose arena exists */
+static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int creating = -1; /* slot this thread is creating: index not known yet */
+static int slot_threads[GAS_AL_MAX_ARENAS]; /* threads using each slot (under create_lock) */
 
 /* Why this thread's last allocation failed. */
 static _Thread_local int fail_why;
@@ -50,30 +56,23 @@ static _Thread_local char fail_text[400];
 /* ---- per-thread state ---------------------------------------------------- */
 
 /* Size classes of the cache: jemalloc's small classes up to CACHE_MAX. */
-static uint8_t class_of_size[CACHE_MAX + 1];      /* request -> class */
-static uint8_t class_of_usable[CACHE_MAX / 8 + 1]; /* usable size / 8 -> class, 0xff: none */
-static uint16_t class_cap[MAX_CLASSES];
+uint8_t gas_al_class_of_size[CACHE_MAX + 1];
+uint8_t gas_al_class_of_usable[CACHE_MAX / 8 + 1];
+uint16_t gas_al_class_cap[MAX_CLASSES];
+#define class_of_size gas_al_class_of_size
+#define class_of_usable gas_al_class_of_usable
+#define class_cap gas_al_class_cap
 static int nclasses;
 
-struct bin {
-    uint32_t n;
-    void **stack;                      /* class_cap[c] pointers */
-};
+#define bin gas_al_bin
+#define thr gas_al_thr
 
-struct thr {
-    struct thr *next;
-    uint64_t gen;                      /* == gen while its tcaches are valid */
-    int slot;                          /* the arena it allocates from */
-    uint32_t tc[GAS_AL_MAX_ARENAS];    /* explicit tcache + 1 per arena; 0 none yet */
-    struct bin bins[MAX_CLASSES];      /* freed blocks of `slot`, by class */
-};
-
-static _Atomic uint64_t gen;           /* bumped by every start */
+_Atomic uint64_t gas_al_gen;
 static struct thr *threads;
 static pthread_mutex_t thr_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t thr_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static _Thread_local struct thr *self TLS_IE;
+_Thread_local struct thr *gas_al_self TLS_IE;
 
 static int tcache_flags(struct thr *t, int s);
 
@@ -103,9 +102,12 @@ static void thr_exit(void *arg)
 {
     struct thr *t = arg;
     pthread_mutex_lock(&thr_lock);
-    if (t->gen == atomic_load(&gen)) {
+    if (t->gen == atomic_load(&gas_al_gen)) {
         flush_bins(t, 1);
         destroy_tcaches(t);
+        pthread_mutex_lock(&create_lock);
+        slot_threads[t->slot]--;
+        pthread_mutex_unlock(&create_lock);
     }
     for (struct thr **pp = &threads; *pp; pp = &(*pp)->next) {
         if (*pp == t) {
@@ -114,8 +116,8 @@ static void thr_exit(void *arg)
         }
     }
     pthread_mutex_unlock(&thr_lock);
-    if (self == t)
-        self = NULL;
+    if (gas_al_self == t)
+        gas_al_self = NULL;
     free(t->bins[0].stack);
     free(t);
 }
@@ -125,24 +127,41 @@ static void make_key(void)
     pthread_key_create(&thr_key, thr_exit);
 }
 
-/* The slot a thread allocates from: its node's group, then its CPU within the group. */
+static int create_arena(int s);
+
+/*
+ * The slot a thread allocates from: in its node's group (the node of the CPU
+ * it runs on now), the slot with the fewest threads, the lowest on a tie;
+ * that arena is made now if it does not exist yet.  If making it fails the
+ * thread shares the group's first arena (made at start).  Counted in
+ * slot_threads until the thread exits or the arenas are recreated.
+ */
 static int choose_slot(void)
 {
-    int per = cfg.per_node, groups = narenas / per;
+    int per = cfg.per_node, groups = nslots / per;
     int cpu = sched_getcpu();
     int node = gas_rt_topo()->nodes[gas_rt_topo_index_of_cpu(cpu)].id;
     int g = 0;
     for (int i = 0; i < groups; i++)
         if (arenas[i * per].node == node)
             g = i;
-    return g * per + (cpu < 0 ? 0 : cpu % per);
+    pthread_mutex_lock(&create_lock);
+    int s = g * per;
+    for (int i = g * per + 1; i < (g + 1) * per; i++)
+        if (slot_threads[i] < slot_threads[s])
+            s = i;
+    if (!atomic_load_explicit(&arenas[s].ready, memory_order_relaxed) && create_arena(s) != 0)
+        s = g * per;
+    slot_threads[s]++;
+    pthread_mutex_unlock(&create_lock);
+    return s;
 }
 
 /* First use by this thread, or first since the arenas were recreated. */
 static __attribute__((noinline)) struct thr *thr_setup(void)
 {
-    struct thr *t = self;
-    uint64_t now = atomic_load_explicit(&gen, memory_order_acquire);
+    struct thr *t = gas_al_self;
+    uint64_t now = atomic_load_explicit(&gas_al_gen, memory_order_acquire);
     if (t == NULL) {
         size_t slots = 0;
         for (int c = 0; c < MAX_CLASSES; c++)
@@ -161,7 +180,7 @@ static __attribute__((noinline)) struct thr *thr_setup(void)
         threads = t;
         pthread_mutex_unlock(&thr_lock);
         pthread_setspecific(thr_key, t);
-        self = t;
+        gas_al_self = t;
     }
     memset(t->tc, 0, sizeof t->tc);
     flush_bins(t, 0);
@@ -172,8 +191,8 @@ static __attribute__((noinline)) struct thr *thr_setup(void)
 
 static inline struct thr *thr_get(void)
 {
-    struct thr *t = self;
-    if (__builtin_expect(t != NULL && t->gen == atomic_load_explicit(&gen, memory_order_acquire), 1))
+    struct thr *t = gas_al_self;
+    if (__builtin_expect(t != NULL && t->gen == atomic_load_explicit(&gas_al_gen, memory_order_acquire), 1))
         return t;
     return thr_setup();
 }
@@ -193,10 +212,12 @@ static int tcache_flags(struct thr *t, int s)
 
 static int slot_of_index(unsigned ind)
 {
-    for (int i = 0; i < narenas; i++)
-        if (arenas[i].ind == ind)
+    if (creating >= 0)
+        return creating;
+    for (int i = 0; i < nslots; i++)
+        if (atomic_load_explicit(&arenas[i].ready, memory_order_acquire) && arenas[i].ind == ind)
             return i;
-    return creating;
+    return -1;
 }
 
 static void trace(enum gas_al_hook hook, void *addr, size_t size, void *addr_b, size_t size_b,
@@ -345,43 +366,81 @@ static void build_classes(void)
     }
 }
 
+/*
+ * Make slot s's arena (under create_lock, or before any thread allocates):
+ * 0, or the reason (enum gas_al_arena_fail, or -1 for anything else).
+ */
+static int create_arena(int s)
+{
+    int groups = cfg.place->ngroups > 0 ? cfg.place->ngroups : 1;
+    int g = s / cfg.per_node;
+    arenas[s].node = cfg.place->bind_extents && g < groups ? cfg.place->group_node[g] : -1;
+    extent_hooks_t *hp = &hooks;
+    unsigned ind;
+    size_t sz = sizeof ind;
+    creating = s;
+    fail_why = 0;
+    int rc = mallctl("arenas.create", &ind, &sz, &hp, sizeof hp);
+    creating = -1;
+    if (rc != 0)
+        return fail_why ? fail_why : -1;
+    ssize_t never = -1;
+    size_t grow = GROW_LIMIT;
+    arena_ctl(ind, "dirty_decay_ms", &never, sizeof never);
+    arena_ctl(ind, "muzzy_decay_ms", &never, sizeof never);
+    arena_ctl(ind, "retain_grow_limit", &grow, sizeof grow);
+    arenas[s].ind = ind;
+    atomic_store_explicit(&arenas[s].ready, 1, memory_order_release);
+    atomic_fetch_add(&narenas, 1);
+    return 0;
+}
+
+/* Arenas per group for GAS_ARENAS=0: the most CPUs the rank may run on in one node (capped). */
+static int auto_per_node(void)
+{
+    cpu_set_t set;
+    int count[GAS_RT_TOPO_MAX_NODES] = {0}, most = 1;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return 1;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &set))
+            continue;
+        int ni = gas_rt_topo_index_of_cpu(cpu);
+        if (ni < 0 || ni >= GAS_RT_TOPO_MAX_NODES)
+            ni = 0;
+        if (++count[ni] > most)
+            most = count[ni];
+    }
+    return most < AUTO_PER_NODE_MAX ? most : AUTO_PER_NODE_MAX;
+}
+
 gas_status_t gas_al_arenas_start(const struct gas_al_arena_cfg *c)
 {
     pthread_once(&key_once, make_key);
     build_classes();
     cfg = *c;
-    if (cfg.per_node < 1)
-        cfg.per_node = 1;
     int groups = c->place->ngroups > 0 ? c->place->ngroups : 1;
+    if (cfg.per_node < 1)
+        cfg.per_node = auto_per_node();
     if (groups * cfg.per_node > GAS_AL_MAX_ARENAS)
         cfg.per_node = GAS_AL_MAX_ARENAS / groups > 0 ? GAS_AL_MAX_ARENAS / groups : 1;
-    int want = groups * cfg.per_node;
-    if (want > GAS_AL_MAX_ARENAS)
-        want = GAS_AL_MAX_ARENAS;
-    atomic_fetch_add(&gen, 1);
-    narenas = 0;
-    for (int s = 0; s < want; s++) {
-        struct arena a = {.node = c->place->bind_extents ? c->place->group_node[s / cfg.per_node]
-                                                         : -1};
-        extent_hooks_t *hp = &hooks;
-        size_t sz = sizeof a.ind;
-        creating = s;
-        arenas[s] = a;
-        fail_why = 0;
-        int rc = mallctl("arenas.create", &a.ind, &sz, &hp, sizeof hp);
-        creating = -1;
-        if (rc != 0) {
+    nslots = groups * cfg.per_node;
+    if (nslots > GAS_AL_MAX_ARENAS)
+        nslots = GAS_AL_MAX_ARENAS;
+    atomic_fetch_add(&gas_al_gen, 1);
+    atomic_store(&narenas, 0);
+    for (int s = 0; s < nslots; s++) {
+        atomic_store(&arenas[s].ready, 0);
+        slot_threads[s] = 0;
+    }
+    /* Each group's first arena now, so a segment too small fails gas_init; the rest on first use. */
+    for (int s = 0; s < nslots; s += cfg.per_node) {
+        int why = create_arena(s);
+        if (why != 0) {
             gas_al_arenas_stop();
-            return fail_why == GAS_AL_ARENA_NOSPACE ? GAS_ERR_NOSPACE
-                 : fail_why == GAS_AL_ARENA_NOBACKING ? GAS_ERR_NOMEM : GAS_ERR_INTERNAL;
+            return why == GAS_AL_ARENA_NOSPACE ? GAS_ERR_NOSPACE
+                 : why == GAS_AL_ARENA_NOBACKING ? GAS_ERR_NOMEM : GAS_ERR_INTERNAL;
         }
-        ssize_t never = -1;
-        size_t grow = GROW_LIMIT;
-        arena_ctl(a.ind, "dirty_decay_ms", &never, sizeof never);
-        arena_ctl(a.ind, "muzzy_decay_ms", &never, sizeof never);
-        arena_ctl(a.ind, "retain_grow_limit", &grow, sizeof grow);
-        arenas[s] = a;
-        narenas = s + 1;
     }
     return GAS_OK;
 }
@@ -389,7 +448,7 @@ gas_status_t gas_al_arenas_start(const struct gas_al_arena_cfg *c)
 void gas_al_arenas_stop(void)
 {
     pthread_mutex_lock(&thr_lock);
-    uint64_t now = atomic_load(&gen);
+    uint64_t now = atomic_load(&gas_al_gen);
     for (struct thr *t = threads; t; t = t->next) {
         /* The arenas are destroyed with everything in them: drop the cached blocks. */
         flush_bins(t, 0);
@@ -398,9 +457,12 @@ void gas_al_arenas_stop(void)
         t->gen = 0;
     }
     pthread_mutex_unlock(&thr_lock);
-    for (int s = 0; s < narenas; s++)
-        arena_ctl(arenas[s].ind, "destroy", NULL, 0);
-    narenas = 0;
+    for (int s = 0; s < nslots; s++) {
+        if (atomic_load(&arenas[s].ready))
+            arena_ctl(arenas[s].ind, "destroy", NULL, 0);
+        atomic_store(&arenas[s].ready, 0);
+    }
+    atomic_store(&narenas, 0);
 }
 
 /* ---- allocation ---------------------------------------------------------- */
@@ -410,7 +472,8 @@ const char *gas_al_arena_failure(void)
     return fail_text;
 }
 
-void *gas_al_arena_alloc(size_t nbytes, int *why_p)
+/* Everything but a hit in the thread's cache (arena_fast.h). */
+void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p)
 {
     struct thr *t = thr_get();
     if (__builtin_expect(t == NULL, 0)) {
@@ -419,7 +482,7 @@ void *gas_al_arena_alloc(size_t nbytes, int *why_p)
     }
     if (nbytes <= CACHE_MAX) {
         struct bin *b = &t->bins[class_of_size[nbytes]];
-        if (__builtin_expect(b->n > 0, 1))
+        if (b->n > 0)
             return b->stack[--b->n];
     }
     fail_why = 0;
@@ -430,7 +493,8 @@ void *gas_al_arena_alloc(size_t nbytes, int *why_p)
     return NULL;
 }
 
-void gas_al_arena_free(void *p)
+/* Everything but a block that fits the thread's cache (arena_fast.h). */
+void gas_al_arena_free_slow(void *p)
 {
     struct thr *t = thr_get();
     if (__builtin_expect(t == NULL, 0)) {
@@ -448,7 +512,7 @@ void gas_al_arena_free(void *p)
     if (u <= CACHE_MAX && class_of_usable[u / 8] != 0xff) {
         int c = class_of_usable[u / 8];
         struct bin *b = &t->bins[c];
-        if (__builtin_expect(b->n == class_cap[c], 0)) {
+        if (b->n == class_cap[c]) {
             /* Full: give the older half back to jemalloc. */
             uint32_t half = b->n / 2;
             for (uint32_t i = 0; i < half; i++)
@@ -469,7 +533,7 @@ size_t gas_al_arena_usable(void *p)
 
 int gas_al_arena_count(void)
 {
-    return narenas;
+    return atomic_load(&narenas);
 }
 
 uint64_t gas_al_arena_allocated(void)
@@ -477,7 +541,9 @@ uint64_t gas_al_arena_allocated(void)
     uint64_t epoch = 1, total = 0;
     size_t sz = sizeof epoch;
     mallctl("epoch", &epoch, &sz, &epoch, sz);
-    for (int s = 0; s < narenas; s++) {
+    for (int s = 0; s < nslots; s++) {
+        if (!atomic_load_explicit(&arenas[s].ready, memory_order_acquire))
+            continue;
         static const char *const kinds[] = {"small", "large"};
         for (int k = 0; k < 2; k++) {
             char path[80];

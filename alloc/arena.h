@@ -12,14 +12,18 @@
  * accept (every extent is part of one mapping); destroy, at gas_finalize,
  * only counts.
  *
- * There is one arena per NUMA node the rank uses (alloc/place.h: one unless
- * GAS_NUMA=local and the rank's CPUs span several nodes), times GAS_ARENAS.
- * A thread allocates from the arena of the node and CPU it first allocated
- * on, through an explicit tcache per thread and arena (jemalloc's automatic
- * tcache would mix the program's blocks into ours).  A block freed by a
- * thread of another arena passes through that thread's caches before
- * jemalloc returns it to its own arena (finding its arena would take
- * jemalloc's ctl mutex on every free), so that thread may reuse it first.
+ * There is one group of arenas per NUMA node the rank uses (alloc/place.h:
+ * one unless GAS_NUMA=local and the rank's CPUs span several nodes), of up
+ * to GAS_ARENAS arenas (0: one per CPU of the node the rank may use, at most
+ * 8).  Each group's first arena is made at start, the others when a thread
+ * first allocates and all existing ones have a thread; a thread takes the
+ * arena of its node's group with the fewest threads, and allocates through
+ * an explicit tcache per thread and arena (jemalloc's automatic tcache would
+ * mix the program's blocks into ours) behind a small cache of freed blocks
+ * (alloc/arena_fast.h).  A block freed by a thread of another arena passes
+ * through that thread's caches before jemalloc returns it to its own arena
+ * (finding its arena would take jemalloc's ctl mutex on every free), so that
+ * thread may reuse it first.
  *
  * Thread-safe; gas_al_arenas_start/stop are not, and no other thread may be
  * in gas_al_arena_* while they run.
@@ -53,14 +57,10 @@ void gas_al_arenas_stop(void);
 /* Why the last gas_al_arena_alloc of this thread failed. */
 enum gas_al_arena_fail { GAS_AL_ARENA_NOSPACE = 1, GAS_AL_ARENA_NOBACKING = 2, GAS_AL_ARENA_NOMEM = 3 };
 
-/* nbytes (> 0) from this thread's arena, or NULL with *why_p set. */
-void *gas_al_arena_alloc(size_t nbytes, int *why_p);
+/* gas_al_arena_alloc and gas_al_arena_free are inline: alloc/arena_fast.h. */
 
 /* After GAS_AL_ARENA_NOBACKING: why backing failed (this thread's last failure). */
 const char *gas_al_arena_failure(void);
-
-/* Free a block gas_al_arena_alloc returned (any thread). */
-void gas_al_arena_free(void *p);
 
 /* Usable size of a block (>= what was asked). */
 size_t gas_al_arena_usable(void *p);

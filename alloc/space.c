@@ -1,9 +1,10 @@
 /* space.c - the boundary between the symmetric heap and the arenas (see space.h). */
 #include "space.h"
 
+/* Under s->lock (or before any thread runs); gas_dealloc reads floor without it. */
 static void set_floor(struct gas_al_space *s, uint64_t floor)
 {
-    s->floor = floor;
+    __atomic_store_n(&s->floor, floor, __ATOMIC_RELAXED);
     if (s->published)
         __atomic_store_n(s->published, floor, __ATOMIC_RELEASE);
 }

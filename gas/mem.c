@@ -3,7 +3,7 @@
  * arenas of alloc/arena.c) and the memory statistics of a rank.
  */
 #include "internal.h"
-#include "alloc/arena.h"
+#include "alloc/arena_fast.h"
 #include "alloc/fault.h"
 #include "runtime/log.h"
 

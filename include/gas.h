@@ -319,7 +319,8 @@ GAS_EXPORT gas_status_t gas_layout(gas_ptr_t p, gas_layout_t *layout_p);
  * Thread-safe.  GAS_ERR_NOSPACE when the segment is full (raise
  * GAS_SEGMENT_SIZE); GAS_ERR_NOMEM when GAS_PREFAULT=y could not back it.
  *
- * Implemented with jemalloc arenas (one per NUMA node the rank uses) whose
+ * Implemented with jemalloc arenas (one group per NUMA node the rank uses,
+ * one arena per concurrently allocating thread up to GAS_ARENAS) whose
  * extents are carved from the top of the segment; linking libgas brings in
  * libjemalloc (docs/memory.md says how it meets the program's own malloc).
  */

@@ -26,8 +26,8 @@ GAS_CONFIG_ROW(NUMA, STRING, "local", NULL,
                "NUMA policy of each segment: local (the node of the rank's CPUs), interleave, node:N, or none (first touch). Read back with get_mempolicy; gas-info --memory shows each rank's.")
 GAS_CONFIG_ROW(HUGEPAGES, ENUM, "auto", "auto|on|off",
                "Huge pages for segments: auto (the kernel's default for the backing), on (transparent huge pages via madvise, else the hugetlb pool; gas_init fails if neither is possible), off (madvise NOHUGEPAGE).")
-GAS_CONFIG_ROW(ARENAS, UINT, "1", NULL,
-               "gas_alloc arenas per NUMA node the rank uses (jemalloc arenas inside the segment); a thread uses the one of its node and CPU.")
+GAS_CONFIG_ROW(ARENAS, UINT, "0", NULL,
+               "Most gas_alloc arenas per NUMA node the rank uses (jemalloc arenas inside the segment); 0: one per CPU of that node the rank may run on, at most 8. One is made at gas_init, another only when a thread first allocates while every existing one has a thread; a thread takes the arena of its node with the fewest threads.")
 GAS_CONFIG_ROW(TRANSPORT, ENUM, "auto", "auto|shm|udp|rdma",
                "Force one transport for every peer (auto: shm to ranks on this node, rdma or udp to the others; udp: every other rank over udp, even on this node; rdma: every other rank starts on udp and is upgraded to RC when both have a device on one fabric).")
 GAS_CONFIG_ROW(TIMEOUT, TIME, "0", NULL,

@@ -379,11 +379,14 @@ static uint64_t agree(uint64_t v)
 /*
  * Time each of the nalg algorithms (with auto among them if wanted) at one
  * size: iterations per batch calibrated per algorithm, then reps rounds in
- * which every algorithm runs one batch in turn, so a machine that changes
- * speed during the run affects all alike.  st: us per call (rank 0).
+ * which every algorithm runs one batch in turn (each round starting one
+ * algorithm later), so a machine that changes speed during the run affects
+ * all alike.  st: us per call (rank 0); smp_out, when not NULL, gets the
+ * samples by algorithm and round (smp_out[a * reps + r], us per call), for
+ * bench_coll_paired_ratio.
  */
 void bench_coll_interleaved(struct bench *b, int coll, size_t size, const char *const *algs,
-                            int nalg, struct stats *st)
+                            int nalg, struct stats *st, double *smp_out)
 {
     int reps = b->opt.reps;
     uint64_t *iters = calloc((size_t)nalg, sizeof *iters);
@@ -406,14 +409,44 @@ void bench_coll_interleaved(struct bench *b, int coll, size_t size, const char *
         }
         iters[a] = it;
     }
-    for (int r = 0; r < reps; r++)
-        for (int a = 0; a < nalg; a++)
+    for (int r = 0; r < reps; r++) {
+        for (int k = 0; k < nalg; k++) {
+            int a = (k + r) % nalg;
             smp[a * reps + r] = timed(b, coll, algs[a], size, iters[a]) / (double)iters[a] * 1e6;
+        }
+    }
+    if (smp_out)
+        memcpy(smp_out, smp, sizeof *smp * (size_t)nalg * (size_t)reps);
     for (int a = 0; a < nalg; a++)
         st[a] = bench_summarize(smp + a * reps, reps);
     bench_check(gas_coll_set_algorithm((gas_coll_t)coll, "auto"), "gas_coll_set_algorithm");
     free(iters);
     free(smp);
+}
+
+double *bench_coll_samples_alloc(int nalg, int reps)
+{
+    double *p = calloc((size_t)nalg * (size_t)reps, sizeof *p);
+    if (p == NULL) {
+        fprintf(stderr, "gas-bench: out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+/*
+ * Algorithm x's time relative to y's, as the median over rounds of the ratio
+ * of their batches in the same round: a slow spell of the machine hits both
+ * batches of a round, so this varies far less than a ratio of medians.
+ */
+double bench_coll_paired_ratio(const double *smp, int reps, int x, int y)
+{
+    double *q = bench_coll_samples_alloc(1, reps);
+    for (int r = 0; r < reps; r++)
+        q[r] = smp[y * reps + r] > 0 ? smp[x * reps + r] / smp[y * reps + r] : 1;
+    double m = bench_summarize(q, reps).median;
+    free(q);
+    return m;
 }
 
 int bench_coll_algs(int coll, const char **algs, int with_auto)
@@ -513,8 +546,10 @@ int bench_coll_tune(struct bench *b, double *samples)
             double best_us = 0, prev_us = -1;
             struct stats med[16];
             const char *algs[16];
-            int nalg = bench_coll_algs(coll, algs, 0);
-            bench_coll_interleaved(b, coll, size, algs, nalg, med);
+            int nalg = bench_coll_algs(coll, algs, 0), ibest = -1, iprev = -1;
+            int reps = b->opt.reps;
+            double *smp = bench_coll_samples_alloc(nalg, reps);
+            bench_coll_interleaved(b, coll, size, algs, nalg, med, smp);
             for (int a = 0; a < nalg; a++) {
                 const char *alg = algs[a];
                 double us = med[a].median;
@@ -523,14 +558,19 @@ int bench_coll_tune(struct bench *b, double *samples)
                 if (best == NULL || us < best_us) {
                     best = alg;
                     best_us = us;
+                    ibest = a;
                 }
-                if (prev && strcmp(alg, prev) == 0)
+                if (prev && strcmp(alg, prev) == 0) {
                     prev_us = us;
+                    iprev = a;
+                }
             }
             bench_check(gas_coll_set_algorithm((gas_coll_t)coll, "auto"), "gas_coll_set_algorithm");
             /* keep the current choice while it is within TUNE_SLACK of the best (less churn) */
-            if (prev && prev_us >= 0 && prev_us <= best_us * (1 + TUNE_SLACK))
+            if (prev && prev_us >= 0 &&
+                bench_coll_paired_ratio(smp, reps, iprev, ibest) <= 1 + TUNE_SLACK)
                 best = prev;
+            free(smp);
             if (best && (prev == NULL || strcmp(best, prev) != 0)) {
                 /* the crossover lies between the two measured sizes: take the middle */
                 size_t from = prev == NULL ? 0 : (size_t)sqrt((double)prev_size * (double)size);

@@ -3,7 +3,10 @@
  * --coll), each algorithm that can run on this job and "auto" (the tuning
  * table) measured interleaved (bench_coll_interleaved) at the sizes --tune
  * measures, 8 B .. 1 MiB; per size, how much slower the tuned choice
- * (gas_coll_choice) is than the best single algorithm.
+ * (gas_coll_choice) is than the best single algorithm (the one of lowest
+ * median), as a paired ratio (bench_coll_paired_ratio: the median over
+ * rounds of the ratio of the two batches of a round, which a slow spell of
+ * the machine hits alike).
  *
  * The text goes to stdout as it is measured.  After the run --md FILE
  * writes one table (per collective and size: every algorithm's time, the
@@ -26,6 +29,7 @@ struct point {
     int nalg;                       /* algorithms, auto last */
     const char *algs[MAX_ALGS];
     struct stats st[MAX_ALGS];      /* us per call */
+    double ratio[MAX_ALGS];         /* paired ratio to the best */
     const char *chose;              /* what the tuning table picks */
     int best, mine;                 /* indices (mine -1: not measured) */
 };
@@ -85,15 +89,15 @@ static void report(struct bench *b, struct point *p)
         fprintf(b->txt, "%s", a + 1 < p->nalg ? "," : "");
     }
     double best = p->st[p->best].median;
-    double slower = p->mine >= 0 ? (p->st[p->mine].median / best - 1) * 100 : 0;
-    double slower_auto = (p->st[p->nalg - 1].median / best - 1) * 100;
+    double slower = p->mine >= 0 ? (p->ratio[p->mine] - 1) * 100 : 0;
+    double slower_auto = (p->ratio[p->nalg - 1] - 1) * 100;
     fprintf(b->txt, "  | chosen %s: %+.1f%% vs best (%s), auto row %+.1f%%%s\n", p->chose, slower,
            p->algs[p->best], slower_auto, slower > SLOW_PCT ? "  <-- more than 10% slower" : "");
     fflush(b->txt);
     for (int a = 0; a < p->nalg; a++) {
         struct row r = { .m = mode_of(b->cmp, p->coll, p->algs[a]), .size = p->size,
                          .s = p->st[a], .ref_name = "best", .ref = best,
-                         .ratio = p->st[a].median / best };
+                         .ratio = p->ratio[a] };
         bench_out_keep(b, &r);
     }
 }
@@ -103,9 +107,12 @@ static void measure_point(struct bench *b, int coll, size_t size, struct point *
 {
     *p = (struct point){ .coll = coll, .size = size, .mine = -1, .chose = "?" };
     p->nalg = bench_coll_algs(coll, p->algs, 1);
-    bench_coll_interleaved(b, coll, size, p->algs, p->nalg, p->st);
-    if (b->rank != 0)
+    double *smp = bench_coll_samples_alloc(p->nalg, b->opt.reps);
+    bench_coll_interleaved(b, coll, size, p->algs, p->nalg, p->st, smp);
+    if (b->rank != 0) {
+        free(smp);
         return;
+    }
     gas_coll_choice(GAS_TEAM_WORLD, (gas_coll_t)coll, size, &p->chose);
     for (int a = 0; a < p->nalg - 1; a++) {
         if (p->st[a].median < p->st[p->best].median)
@@ -113,6 +120,9 @@ static void measure_point(struct bench *b, int coll, size_t size, struct point *
         if (strcmp(p->algs[a], p->chose) == 0)
             p->mine = a;
     }
+    for (int a = 0; a < p->nalg; a++)
+        p->ratio[a] = bench_coll_paired_ratio(smp, b->opt.reps, a, p->best);
+    free(smp);
 }
 
 int bench_compare(struct bench *b)
@@ -146,9 +156,8 @@ int bench_compare(struct bench *b)
                 c->npts++;
                 b->points++;
                 report(b, p);
-                double slower = p->mine >= 0 ?
-                    (p->st[p->mine].median / p->st[p->best].median - 1) * 100 : 0;
-                double slower_auto = (p->st[p->nalg - 1].median / p->st[p->best].median - 1) * 100;
+                double slower = p->mine >= 0 ? (p->ratio[p->mine] - 1) * 100 : 0;
+                double slower_auto = (p->ratio[p->nalg - 1] - 1) * 100;
                 if (slower > worst) {
                     worst = slower;
                     snprintf(worst_what, sizeof worst_what, "%s at %zu B", name, size);
@@ -176,13 +185,13 @@ int bench_compare(struct bench *b)
     return rc || b->errors ? 1 : 0;
 }
 
-/* "1.03x": a's median over the best's. */
+/* "1.03x": a's paired ratio to the best. */
 static void ratio_text(const struct point *p, int a, char *buf, size_t len)
 {
     if (a < 0)
         snprintf(buf, len, "-");
     else
-        snprintf(buf, len, "%.2fx", p->st[a].median / p->st[p->best].median);
+        snprintf(buf, len, "%.2fx", p->ratio[a]);
 }
 
 int bench_compare_md(const struct bench *b, const char *file)
@@ -197,7 +206,8 @@ int bench_compare_md(const struct bench *b, const char *file)
     bench_out_md_intro(b, f);
     fprintf(f, "; gas-bench --compare: every algorithm and auto timed in turn, %d rounds of "
             "~%g ms batches, median us per call%s.  chosen: what the tuning table picks at "
-            "that size; x/best: its time over the best algorithm's (target: at most 1.10x).\n\n",
+            "that size; best: the lowest median; x/best: the median over rounds of x's batch "
+            "over best's in the same round (target: chosen/best at most 1.10x).\n\n",
             b->opt.reps, b->opt.batch_s * 1e3, b->opt.quick ? " (--quick: not a measurement)" : "");
     fprintf(f, "| collective | size | us per call (median), per algorithm | chosen | MB/s of the chosen | "
                "best | chosen/best | auto/best |\n"
@@ -216,10 +226,10 @@ int bench_compare_md(const struct bench *b, const char *file)
             snprintf(mbs, sizeof mbs, "%.0f", (double)p->size / p->st[p->mine].median);
         ratio_text(p, p->mine, mine, sizeof mine);
         ratio_text(p, p->nalg - 1, aut, sizeof aut);
-        int slow = p->mine >= 0 && p->st[p->mine].median > p->st[p->best].median * (1 + SLOW_PCT / 100);
+        int slow = p->mine >= 0 && p->ratio[p->mine] > 1 + SLOW_PCT / 100;
         fprintf(f, " | %s | %s | %s | %s%s%s | %s |\n", p->chose, mbs, p->algs[p->best],
                 slow ? "**" : "", mine, slow ? "**" : "", aut);
-        double r = p->mine >= 0 ? p->st[p->mine].median / p->st[p->best].median : 0;
+        double r = p->mine >= 0 ? p->ratio[p->mine] : 0;
         if (r > worst) {
             worst = r;
             worst_p = p;

@@ -235,9 +235,16 @@ extern const size_t bench_coll_ladder[];
 extern const size_t bench_coll_nladder;
 /* The algorithms that can run on this job (auto last when with_auto); how many (<= 16). */
 int bench_coll_algs(int coll, const char **algs, int with_auto);
-/* Each of algs[0..nalg) timed in turn, reps rounds; st[a]: us per call (rank 0). */
+/*
+ * Each of algs[0..nalg) timed in turn, reps rounds; st[a]: us per call (rank
+ * 0); smp_out (or NULL): the samples, smp_out[a * reps + r].
+ */
 void bench_coll_interleaved(struct bench *b, int coll, size_t size, const char *const *algs,
-                            int nalg, struct stats *st);
+                            int nalg, struct stats *st, double *smp_out);
+/* Room for nalg x reps samples (exits when out of memory). */
+double *bench_coll_samples_alloc(int nalg, int reps);
+/* x's time over y's: the median over rounds of the ratio within each round. */
+double bench_coll_paired_ratio(const double *smp, int reps, int x, int y);
 
 /*
  * --compare (bench_compare.c): each algorithm and auto, interleaved, at the

@@ -15,7 +15,7 @@
  * and from a runtime progress hook that every libgas wait drives.
  */
 #include "coll.h"
-#include "alloc/arena.h"
+#include "alloc/arena_fast.h"
 #include "runtime/wait.h"
 
 #include <stdio.h>

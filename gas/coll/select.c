@@ -15,6 +15,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +96,7 @@ struct rule {
 };
 static struct rule *rules;
 static size_t nrules;
+static _Atomic int npicks[GAS_COLL_COUNT];   /* step functions made from the rules (below) */
 
 /* Split each row's choices into names (once; the table is constant). */
 static void load_names(void)
@@ -214,6 +217,8 @@ static int parse_bytes(const char *w, uint64_t *v)
 /* Parse a table; raises naming `where` and the line on a bad row. */
 static gas_status_t parse_table(const char *text, const char *where)
 {
+    for (int c = 0; c < GAS_COLL_COUNT; c++)
+        atomic_store(&npicks[c], 0);
     free(rules);
     rules = NULL;
     nrules = 0;
@@ -295,17 +300,16 @@ gas_status_t gas_co_select_init(void)
 
 void gas_co_select_fini(void)
 {
+    for (int c = 0; c < GAS_COLL_COUNT; c++)
+        atomic_store(&npicks[c], 0);
     free(rules);
     rules = NULL;
     nrules = 0;
 }
 
-int gas_co_select(gas_coll_t c, size_t bytes, int n, int nnodes, int hier)
+/* The table's answer: the last rule that matches wins; algorithm 1 when none does. */
+static int scan_rules(gas_coll_t c, size_t bytes, int n, int nnodes, int can_hier)
 {
-    int can_hier = hier && nnodes >= 2;
-    int alg = forced[c] ? forced[c] : gas_rt_config_enum(cfg_of[c]);
-    if (alg > 0 && (can_hier || !gas_co_alg_is_hier(c, alg)))
-        return alg;
     int best = 0;
     for (size_t i = 0; i < nrules; i++) {
         const struct rule *r = &rules[i];
@@ -318,6 +322,87 @@ int gas_co_select(gas_coll_t c, size_t bytes, int n, int nnodes, int hier)
         best = r->alg;
     }
     return best ? best : 1;
+}
+
+/*
+ * The table read for one team shape: for a collective, team size, node
+ * count and whether hierarchical algorithms may be used, the answer only
+ * changes at the `from` of a matching rule, so it is a short step function
+ * of the byte count.  Made on first use of the shape (the scan over the
+ * whole table cost about as much as a 2-rank barrier on an idle machine),
+ * never changed until the table is read again at gas_init.
+ */
+#define PICK_SHAPES 8    /* shapes remembered per collective */
+#define PICK_STEPS 16    /* steps of one step function */
+
+struct pick {
+    int n, nnodes, can_hier, nsteps;
+    uint64_t from[PICK_STEPS];   /* ascending; from[0] == 0 */
+    int alg[PICK_STEPS];
+};
+
+static struct pick picks[GAS_COLL_COUNT][PICK_SHAPES];
+static pthread_mutex_t pick_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Make the step function of a shape in *p; 0, or -1 when it has too many steps. */
+static int pick_build(struct pick *p, gas_coll_t c, int n, int nnodes, int can_hier)
+{
+    *p = (struct pick){.n = n, .nnodes = nnodes, .can_hier = can_hier};
+    uint64_t at[PICK_STEPS];
+    int k = 0;
+    at[k++] = 0;
+    for (size_t i = 0; i < nrules; i++) {
+        uint64_t f = rules[i].from;
+        int seen = 0;
+        for (int j = 0; j < k; j++)
+            seen |= at[j] == f;
+        if (rules[i].coll != (int)c || seen)
+            continue;
+        if (k == PICK_STEPS)
+            return -1;
+        int j = k++;
+        for (; j > 0 && at[j - 1] > f; j--)
+            at[j] = at[j - 1];
+        at[j] = f;
+    }
+    for (int j = 0; j < k; j++) {
+        int alg = scan_rules(c, (size_t)at[j], n, nnodes, can_hier);
+        if (p->nsteps > 0 && p->alg[p->nsteps - 1] == alg)
+            continue;
+        p->from[p->nsteps] = at[j];
+        p->alg[p->nsteps++] = alg;
+    }
+    return 0;
+}
+
+/* The table's answer through the remembered step functions (scan when they are full). */
+static int table_pick(gas_coll_t c, size_t bytes, int n, int nnodes, int can_hier)
+{
+    int have = atomic_load_explicit(&npicks[c], memory_order_acquire);
+    for (int i = 0; i < have; i++) {
+        const struct pick *p = &picks[c][i];
+        if (p->n != n || p->nnodes != nnodes || p->can_hier != can_hier)
+            continue;
+        int j = p->nsteps - 1;
+        while (j > 0 && bytes < p->from[j])
+            j--;
+        return p->alg[j];
+    }
+    pthread_mutex_lock(&pick_lock);
+    int i = atomic_load_explicit(&npicks[c], memory_order_relaxed);
+    if (i < PICK_SHAPES && pick_build(&picks[c][i], c, n, nnodes, can_hier) == 0)
+        atomic_store_explicit(&npicks[c], i + 1, memory_order_release);
+    pthread_mutex_unlock(&pick_lock);
+    return scan_rules(c, bytes, n, nnodes, can_hier);
+}
+
+int gas_co_select(gas_coll_t c, size_t bytes, int n, int nnodes, int hier)
+{
+    int can_hier = hier && nnodes >= 2;
+    int alg = forced[c] ? forced[c] : gas_rt_config_enum(cfg_of[c]);
+    if (alg > 0 && (can_hier || !gas_co_alg_is_hier(c, alg)))
+        return alg;
+    return table_pick(c, bytes, n, nnodes, can_hier);
 }
 
 gas_status_t gas_co_build_sub(struct gas_co_sched *s, gas_coll_t c, const struct gas_co_grp *g,

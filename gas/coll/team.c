@@ -12,7 +12,7 @@
  * that ends all traffic of the team.
  */
 #include "coll.h"
-#include "alloc/arena.h"
+#include "alloc/arena_fast.h"
 #include "runtime/config.h"
 #include "runtime/node.h"
 #include "runtime/wait.h"

@@ -28,6 +28,8 @@ for t in test_put_get test_sizes test_atomics test_order test_bad_input test_lay
     [ -x $B/tests/mr/$t ] && run 3 $B/tests/mr/$t
 done
 run - $B/tests/mr/test_arena_hooks
+run 2 $B/tests/mr/test_arena_auto
+run 3 $B/tests/mr/test_coll_table
 run 3 $B/tests/mr/test_coll --quick
 GAS_TEST_NODE_SIZE=2 run 4 $B/tests/mr/test_coll --quick
 # The udp transport: its threads, channels and wire parsing under the sanitizers.
@@ -40,25 +42,36 @@ GAS_TRANSPORT=udp GAS_PROGRESS=poll run 3 $B/tests/mr/test_put_get
 run 4 $B/examples/histogram 20000
 run 2 $B/bin/gas-bench --mode all --max-size 64k --reps 2 --quick
 # ThreadSanitizer over the udp transport (a progress thread, application threads
-# that also receive, per-channel locks): its own build tree, a few runs.
+# that also receive, per-channel locks) and gas_alloc from several threads (arenas
+# made on demand): its own build tree, a few runs.  A compiler with TSan whose
+# build fails is a failure, not a skip (the build once broke silently).
 T=build/tsan
 TSAN="-fsanitize=thread"
-if echo 'int main(void){return 0;}' | gcc -x c - $TSAN -o /dev/null 2>/dev/null &&
-   make --no-print-directory -s BUILD=$T OPT="-O1 -g" EXTRA_CFLAGS="$TSAN" \
-       LDLIBS="-lpthread -lrt -lm $TSAN" $T/bin/gasrun $T/tests/unit/test_udp_chan \
-       $T/tests/mr/test_atomics $T/tests/mr/test_udp_faults $T/tests/mr/test_udp_oneside \
-       $T/tests/mr/test_udp_threads >/dev/null; then
-    export TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0
-    B=$T
-    run - $T/tests/unit/test_udp_chan
-    GAS_TRANSPORT=udp run 2 $T/tests/mr/test_atomics
-    GAS_TRANSPORT=udp run 2 $T/tests/mr/test_udp_oneside
-    GAS_TRANSPORT=udp GAS_TEST_OPS=8000 run 2 $T/tests/mr/test_udp_threads
-    GAS_TRANSPORT=udp GAS_PROGRESS=poll GAS_TEST_OPS=8000 run 2 $T/tests/mr/test_udp_threads
-    GAS_TRANSPORT=udp GAS_TEST_OPS=4000 GAS_TEST_UDP_DROP=5% GAS_TEST_UDP_DUP=2% \
-        GAS_TEST_UDP_REORDER=5% GAS_TEST_UDP_CORRUPT=1% run 4 $T/tests/mr/test_udp_faults
+if echo 'int main(void){return 0;}' | gcc -x c - $TSAN -o /dev/null 2>/dev/null; then
+    if make --no-print-directory -s BUILD=$T OPT="-O1 -g" EXTRA_CFLAGS="$TSAN" \
+           $T/bin/gasrun $T/tests/unit/test_udp_chan \
+           $T/tests/mr/test_atomics $T/tests/mr/test_udp_faults $T/tests/mr/test_udp_oneside \
+           $T/tests/mr/test_udp_threads $T/tests/mr/test_alloc_threads \
+           $T/tests/mr/test_arena_auto >$T.build.log 2>&1; then
+        export TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0
+        B=$T
+        run - $T/tests/unit/test_udp_chan
+        GAS_TRANSPORT=udp run 2 $T/tests/mr/test_atomics
+        GAS_TRANSPORT=udp run 2 $T/tests/mr/test_udp_oneside
+        GAS_TRANSPORT=udp GAS_TEST_OPS=8000 run 2 $T/tests/mr/test_udp_threads
+        GAS_TRANSPORT=udp GAS_PROGRESS=poll GAS_TEST_OPS=8000 run 2 $T/tests/mr/test_udp_threads
+        GAS_TRANSPORT=udp GAS_TEST_OPS=4000 GAS_TEST_UDP_DROP=5% GAS_TEST_UDP_DUP=2% \
+            GAS_TEST_UDP_REORDER=5% GAS_TEST_UDP_CORRUPT=1% run 4 $T/tests/mr/test_udp_faults
+        run 2 $T/tests/mr/test_alloc_threads
+        run 2 $T/tests/mr/test_arena_auto
+        GAS_ARENAS=2 run 3 $T/tests/mr/test_alloc_threads
+    else
+        tail -20 $T.build.log
+        echo "FAILED: the ThreadSanitizer build (log: $T.build.log)"
+        fail=1
+    fi
 else
-    echo "no ThreadSanitizer build: the udp thread checks were not run"
+    echo "no ThreadSanitizer runtime: the thread checks were not run"
 fi
 [ $fail -eq 0 ] && echo "sanitizer runs clean"
 exit $fail

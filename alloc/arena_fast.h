@@ -1,0 +1,82 @@
+/*
+ * arena_fast.h - the inline fast paths of gas_al_arena_alloc/free: a hit in
+ * the calling thread's cache of freed small blocks (alloc/arena.c explains
+ * the cache).  Everything else goes to the out-of-line slow paths.  Inlined
+ * into gas_alloc/gas_dealloc, the cache hit costs no call besides jemalloc's
+ * sallocx (the freed block's size class).
+ */
+#ifndef GAS_AL_ARENA_FAST_H
+#define GAS_AL_ARENA_FAST_H
+
+#include <jemalloc/jemalloc.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+
+#define GAS_AL_CACHE_MAX 4096   /* blocks up to this size are cached per thread */
+#define GAS_AL_MAX_CLASSES 48
+
+struct gas_al_bin {
+    uint32_t n;
+    void **stack;                           /* gas_al_class_cap[c] pointers */
+};
+
+struct gas_al_thr {
+    struct gas_al_thr *next;
+    uint64_t gen;                           /* == gas_al_gen while its tcaches are valid */
+    int slot;                               /* the arena it allocates from */
+    uint32_t tc[GAS_AL_MAX_ARENAS];         /* explicit tcache + 1 per arena; 0 none yet */
+    struct gas_al_bin bins[GAS_AL_MAX_CLASSES]; /* freed small blocks, by class */
+};
+
+extern _Thread_local struct gas_al_thr *gas_al_self __attribute__((tls_model("initial-exec")));
+extern _Atomic uint64_t gas_al_gen;                  /* bumped by every start */
+extern uint8_t gas_al_class_of_size[GAS_AL_CACHE_MAX + 1];       /* request -> class */
+extern uint8_t gas_al_class_of_usable[GAS_AL_CACHE_MAX / 8 + 1]; /* usable / 8 -> class, 0xff none */
+extern uint16_t gas_al_class_cap[GAS_AL_MAX_CLASSES];
+
+void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p);
+void gas_al_arena_free_slow(void *p);
+
+/* This thread's cache state while it is current, else NULL. */
+static inline struct gas_al_thr *gas_al_thr_current(void)
+{
+    struct gas_al_thr *t = gas_al_self;
+    if (__builtin_expect(t != NULL &&
+                             t->gen == atomic_load_explicit(&gas_al_gen, memory_order_acquire), 1))
+        return t;
+    return NULL;
+}
+
+/* nbytes (> 0) from this thread's arena, or NULL with *why_p set. */
+static inline void *gas_al_arena_alloc(size_t nbytes, int *why_p)
+{
+    struct gas_al_thr *t = gas_al_thr_current();
+    if (__builtin_expect(t != NULL && nbytes <= GAS_AL_CACHE_MAX, 1)) {
+        struct gas_al_bin *b = &t->bins[gas_al_class_of_size[nbytes]];
+        if (__builtin_expect(b->n > 0, 1))
+            return b->stack[--b->n];
+    }
+    return gas_al_arena_alloc_slow(nbytes, why_p);
+}
+
+/* Free a block gas_al_arena_alloc returned (any thread). */
+static inline void gas_al_arena_free(void *p)
+{
+    struct gas_al_thr *t = gas_al_thr_current();
+    if (__builtin_expect(t != NULL, 1)) {
+        size_t u = sallocx(p, 0);
+        if (u <= GAS_AL_CACHE_MAX) {
+            unsigned c = gas_al_class_of_usable[u / 8];
+            if (c != 0xff && t->bins[c].n < gas_al_class_cap[c]) {
+                t->bins[c].stack[t->bins[c].n++] = p;
+                return;
+            }
+        }
+    }
+    gas_al_arena_free_slow(p);
+}
+
+#endif
