@@ -1,5 +1,6 @@
 /*
- * bench_coll.c - gas-bench's collective modes and --tune.
+ * bench_coll.c - gas-bench's collective modes, --tune, and the interleaved
+ * measurement that --tune and --compare share.
  *
  * Modes (all ranks take part, on GAS_TEAM_WORLD):
  *   coll-lat  "coll:alg"  one call of 8 bytes (one double for reductions)
@@ -14,6 +15,8 @@
  * At the end rank 0 prints, per collective and size, how far "auto" is from
  * the best algorithm measured.  Result buffers are in the segment (gas_alloc),
  * so large messages into them go zero-copy.
+ *
+ * --compare is in bench_compare.c.
  *
  * --tune FILE measures every algorithm at 8 B .. 1 MiB (x8 steps) and writes
  * the fastest per size as tuning-table rows for this job's rank count; the
@@ -373,23 +376,17 @@ static uint64_t agree(uint64_t v)
     return v;
 }
 
-static int by_value(const void *x, const void *y)
-{
-    double a = *(const double *)x, c = *(const double *)y;
-    return (a > c) - (a < c);
-}
-
 /*
  * Time each of the nalg algorithms (with auto among them if wanted) at one
  * size: iterations per batch calibrated per algorithm, then reps rounds in
  * which every algorithm runs one batch in turn (each round starting one
  * algorithm later), so a machine that changes speed during the run affects
- * all alike.  med_us: median us per call (rank 0); smp, when not NULL, gets
- * the samples by algorithm and round (smp[a * reps + r], us per call), for
- * paired_ratio.
+ * all alike.  st: us per call (rank 0); smp_out, when not NULL, gets the
+ * samples by algorithm and round (smp_out[a * reps + r], us per call), for
+ * bench_coll_paired_ratio.
  */
-static void interleaved(struct bench *b, int coll, size_t size, const char *const *algs,
-                        int nalg, double *med_us, double *smp_out)
+void bench_coll_interleaved(struct bench *b, int coll, size_t size, const char *const *algs,
+                            int nalg, struct stats *st, double *smp_out)
 {
     int reps = b->opt.reps;
     uint64_t *iters = calloc((size_t)nalg, sizeof *iters);
@@ -420,17 +417,14 @@ static void interleaved(struct bench *b, int coll, size_t size, const char *cons
     }
     if (smp_out)
         memcpy(smp_out, smp, sizeof *smp * (size_t)nalg * (size_t)reps);
-    for (int a = 0; a < nalg; a++) {
-        qsort(smp + a * reps, (size_t)reps, sizeof *smp, by_value);
-        med_us[a] = smp[a * reps + reps / 2];
-    }
+    for (int a = 0; a < nalg; a++)
+        st[a] = bench_summarize(smp + a * reps, reps);
     bench_check(gas_coll_set_algorithm((gas_coll_t)coll, "auto"), "gas_coll_set_algorithm");
     free(iters);
     free(smp);
 }
 
-/* Room for nalg x reps samples (exits when out of memory, like the rest of the tool). */
-static double *bench_samples_alloc(int nalg, int reps)
+double *bench_coll_samples_alloc(int nalg, int reps)
 {
     double *p = calloc((size_t)nalg * (size_t)reps, sizeof *p);
     if (p == NULL) {
@@ -445,23 +439,17 @@ static double *bench_samples_alloc(int nalg, int reps)
  * of their batches in the same round: a slow spell of the machine hits both
  * batches of a round, so this varies far less than a ratio of medians.
  */
-static double paired_ratio(const double *smp, int reps, int x, int y)
+double bench_coll_paired_ratio(const double *smp, int reps, int x, int y)
 {
-    double *q = malloc(sizeof *q * (size_t)reps);
-    if (q == NULL) {
-        fprintf(stderr, "gas-bench: out of memory\n");
-        exit(2);
-    }
+    double *q = bench_coll_samples_alloc(1, reps);
     for (int r = 0; r < reps; r++)
         q[r] = smp[y * reps + r] > 0 ? smp[x * reps + r] / smp[y * reps + r] : 1;
-    qsort(q, (size_t)reps, sizeof *q, by_value);
-    double m = q[reps / 2];
+    double m = bench_summarize(q, reps).median;
     free(q);
     return m;
 }
 
-/* The algorithms that can run here (auto last when with_auto); returns how many. */
-static int runnable_algs(int coll, const char **algs, int with_auto)
+int bench_coll_algs(int coll, const char **algs, int with_auto)
 {
     int n = 0;
     for (int a = 1; gas_coll_algorithm((gas_coll_t)coll, a) && n < 15; a++)
@@ -477,72 +465,8 @@ static int listed(const char *list, const char *word)
     return bench_in_list(list, word, strlen(word));
 }
 
-/* The sizes --tune measures (x8 steps); --compare measures the same. */
-static const size_t ladder[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
-
-int bench_coll_compare(struct bench *b)
-{
-    const size_t *sizes = ladder;
-    double worst = 0, worst_auto = 0;
-    const char *worst_what = "-";
-    static char worst_buf[128];
-    if (b->rank == 0)
-        printf("gas-bench --compare: %d ranks; each algorithm and auto measured in turn, %d "
-               "rounds of ~%g ms batches, median; up to 512 B in us per call, larger in MB/s\n",
-               b->nranks, b->opt.reps, b->opt.batch_s * 1e3);
-    for (int coll = 0; coll < GAS_COLL_COUNT; coll++) {
-        const char *name = gas_coll_name((gas_coll_t)coll);
-        if (b->opt.colls && !listed(b->opt.colls, name))
-            continue;
-        const char *algs[16];
-        int nalg = runnable_algs(coll, algs, 1);
-        double *smp = bench_samples_alloc(nalg, b->opt.reps);
-        for (size_t si = 0; si < sizeof ladder / sizeof ladder[0]; si++) {
-            size_t size = coll == GAS_COLL_BARRIER ? 0 : sizes[si];
-            double med[16];
-            int reps = b->opt.reps;
-            interleaved(b, coll, size, algs, nalg, med, smp);
-            if (b->rank == 0) {
-                const char *chose = "?";
-                gas_coll_choice(GAS_TEAM_WORLD, (gas_coll_t)coll, size, &chose);
-                int best = 0, mine = -1;
-                for (int a = 0; a < nalg - 1; a++) {
-                    if (med[a] < med[best])
-                        best = a;
-                    if (strcmp(algs[a], chose) == 0)
-                        mine = a;
-                }
-                printf("%-15s %8zu B ", name, size);
-                for (int a = 0; a < nalg; a++) {
-                    if (size <= 512)
-                        printf(" %s %.2f us", algs[a], med[a]);
-                    else
-                        printf(" %s %.0f MB/s", algs[a], (double)size / med[a]);
-                    printf("%s", a + 1 < nalg ? "," : "");
-                }
-                /* Gaps as paired ratios (see paired_ratio), against the best median. */
-                double slower = mine >= 0 ? paired_ratio(smp, reps, mine, best) * 100 - 100 : 0;
-                double slower_auto = paired_ratio(smp, reps, nalg - 1, best) * 100 - 100;
-                printf("  | chosen %s: %+.1f%% vs best (%s), auto row %+.1f%%%s\n", chose,
-                       slower, algs[best], slower_auto,
-                       slower > 10 ? "  <-- more than 10% slower" : "");
-                if (slower > worst) {
-                    worst = slower;
-                    snprintf(worst_buf, sizeof worst_buf, "%s at %zu B", name, size);
-                    worst_what = worst_buf;
-                }
-                worst_auto = slower_auto > worst_auto ? slower_auto : worst_auto;
-            }
-            if (coll == GAS_COLL_BARRIER)
-                break;
-        }
-        free(smp);
-    }
-    if (b->rank == 0)
-        printf("worst case: the tuned choice is %.1f%% slower than the best algorithm (%s); "
-               "the auto rows %.1f%%\n", worst, worst_what, worst_auto);
-    return b->errors ? 1 : 0;
-}
+const size_t bench_coll_ladder[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
+const size_t bench_coll_nladder = sizeof bench_coll_ladder / sizeof bench_coll_ladder[0];
 
 /* ------------------------------------------------------------------------ */
 /* --tune                                                                    */
@@ -550,8 +474,8 @@ int bench_coll_compare(struct bench *b)
 
 #define TUNE_SLACK 0.05   /* a new rule only for a gain of more than 5% */
 
-#define tune_sizes ladder
-#define NTUNE (sizeof ladder / sizeof ladder[0])
+#define tune_sizes bench_coll_ladder
+#define NTUNE bench_coll_nladder
 
 static void size_text(size_t v, char *buf, size_t cap)
 {
@@ -619,15 +543,16 @@ int bench_coll_tune(struct bench *b, double *samples)
             if (size > c->max)
                 break;
             const char *best = NULL;
-            double best_us = 0, prev_us = -1, med[16];
+            double best_us = 0, prev_us = -1;
+            struct stats med[16];
             const char *algs[16];
-            int nalg = runnable_algs(coll, algs, 0), ibest = -1, iprev = -1;
+            int nalg = bench_coll_algs(coll, algs, 0), ibest = -1, iprev = -1;
             int reps = b->opt.reps;
-            double *smp = bench_samples_alloc(nalg, reps);
-            interleaved(b, coll, size, algs, nalg, med, smp);
+            double *smp = bench_coll_samples_alloc(nalg, reps);
+            bench_coll_interleaved(b, coll, size, algs, nalg, med, smp);
             for (int a = 0; a < nalg; a++) {
                 const char *alg = algs[a];
-                double us = med[a];
+                double us = med[a].median;
                 if (b->rank == 0)
                     printf("  %-15s %8zu B  %-22s %12.3f us\n", name, size, alg, us);
                 if (best == NULL || us < best_us) {
@@ -643,7 +568,7 @@ int bench_coll_tune(struct bench *b, double *samples)
             bench_check(gas_coll_set_algorithm((gas_coll_t)coll, "auto"), "gas_coll_set_algorithm");
             /* keep the current choice while it is within TUNE_SLACK of the best (less churn) */
             if (prev && prev_us >= 0 &&
-                paired_ratio(smp, reps, iprev, ibest) <= 1 + TUNE_SLACK)
+                bench_coll_paired_ratio(smp, reps, iprev, ibest) <= 1 + TUNE_SLACK)
                 best = prev;
             free(smp);
             if (best && (prev == NULL || strcmp(best, prev) != 0)) {

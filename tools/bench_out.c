@@ -1,6 +1,7 @@
 /*
  * bench_out.c - gas-bench's output: the header, the aligned table (or --csv),
- * a progress line for long sweeps, and after the run --json, --md and --plot.
+ * a progress line for long sweeps, and after the run --json, --md and --plot
+ * (--compare has a table and a plot of its own, bench_compare.c).
  *
  * Every row is kept (b->rows) with its reference and ratio, so the JSON
  * document and the plot carry exactly what the table printed.  With
@@ -32,13 +33,21 @@ static const char *transport_name(void)
     return t && *t ? t : "auto";
 }
 
-void bench_out_header(struct bench *b)
+/* The run's date, host and CPU count, once. */
+static void stamp(void)
 {
+    if (date[0])
+        return;
     time_t t = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %z", localtime(&t));
     gethostname(host, sizeof host - 1);
     cpu_set_t cpus;
     ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : -1;
+}
+
+void bench_out_header(struct bench *b)
+{
+    stamp();
     char who[96];
     if (b->nranks > 1)
         snprintf(who, sizeof who, "rank 0 -> rank 1%s", b->nranks > 2 ? ", others idle" : "");
@@ -53,7 +62,7 @@ void bench_out_header(struct bench *b)
             b->opt.quick ? " (--quick: NOT a measurement)" : "");
     fprintf(f, "%sratio: latency rows = multiple of the %s round trip; bandwidth rows = %% of %s; "
             "rate rows = %% of local CPU fetch-add\n", pre,
-            b->udp_ref ? "raw UDP" : "cache-line", b->udp_ref ? "the raw UDP stream" :
+            b->udp_ref ? "fastest raw UDP" : "cache-line", b->udp_ref ? "the faster raw UDP stream" :
             "memcpy at that size");
     if (b->opt.csv)
         fprintf(f, "mode,size,median,p10,p90,unit,reference,ratio\n");
@@ -77,7 +86,7 @@ static const char *reference_of(const struct bench *b, const struct mode *m, siz
     if (m->kind == KIND_LAT) {
         if (b->udp_ref && b->have_udp) {
             *ref_p = b->udp_rtt_us.median;
-            return "udp-pingpong";
+            return b->udp_rtt_name;
         }
         *ref_p = b->rtt_us.median;
         return b->have_rtt ? "pingpong" : NULL;
@@ -86,9 +95,9 @@ static const char *reference_of(const struct bench *b, const struct mode *m, siz
         *ref_p = b->amo_mops.median;
         return b->have_amo ? "local-fadd" : NULL;
     }
-    if (b->udp_ref && b->have_udp) {
+    if (b->udp_ref && b->have_udp_bw) {
         *ref_p = b->udp_mbs.median;
-        return "udp-stream";
+        return b->udp_bw_name;
     }
     for (size_t i = 0; i < b->nmemcpy; i++)
         if (b->memcpy_size[i] == size) {
@@ -98,7 +107,7 @@ static const char *reference_of(const struct bench *b, const struct mode *m, siz
     return NULL;
 }
 
-static void keep_row(struct bench *b, const struct row *r)
+void bench_out_keep(struct bench *b, const struct row *r)
 {
     if (b->nrows == b->rows_cap) {
         size_t cap = b->rows_cap ? 2 * b->rows_cap : 64;
@@ -117,7 +126,7 @@ void bench_out_row(struct bench *b, const struct mode *m, size_t size, struct st
     r.ref_name = reference_of(b, m, size, &r.ref);
     if (r.ref_name)
         r.ratio = m->kind == KIND_LAT ? s.median / r.ref : 100.0 * s.median / r.ref;
-    keep_row(b, &r);
+    bench_out_keep(b, &r);
     bench_out_progress(b, NULL, 0, 0, 0);
 
     FILE *f = b->txt;
@@ -212,8 +221,30 @@ static void json_write(const struct bench *b, FILE *f, double elapsed_s)
     fprintf(f, "\n  ],\n");
     if (b->rtt_end_us > 0)
         fprintf(f, "  \"pingpong_end_us\": %.6g,\n", b->rtt_end_us);
+    if (b->udp_rtt_end_us > 0 || b->udp_mbs_end > 0)
+        fprintf(f, "  \"udp_rtt_end_us\": %.6g,\n  \"udp_stream_end_mbs\": %.6g,\n",
+                b->udp_rtt_end_us, b->udp_mbs_end);
     fprintf(f, "  \"points\": %llu,\n  \"errors\": %llu,\n  \"elapsed_s\": %.3f\n}\n",
             (unsigned long long)b->points, (unsigned long long)b->errors, elapsed_s);
+}
+
+void bench_out_udp_end(const struct bench *b, char *buf, size_t len)
+{
+    int n = 0;
+    buf[0] = '\0';
+    if (b->udp_rtt_end_us > 0)
+        n = snprintf(buf, len, "round trip %.3f us (start %.3f us)", b->udp_rtt_end_us,
+                     b->udp_rtt_us.median);
+    if (b->udp_mbs_end > 0 && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "%sstream %.1f MB/s (start %.1f MB/s)", n ? ", " : "",
+                 b->udp_mbs_end, b->udp_mbs.median);
+}
+
+void bench_out_md_intro(const struct bench *b, FILE *f)
+{
+    stamp();
+    fprintf(f, "%d ranks, transport %s, %s, host %s (%d CPUs)", b->nranks, transport_name(), date,
+            host, ncpu);
 }
 
 /* A markdown table of the rows (docs/performance.md is made of these). */
@@ -222,8 +253,8 @@ static int md_write(const struct bench *b, const char *file)
     FILE *f = fopen(file, "w");
     if (f == NULL)
         return -1;
-    fprintf(f, "%d ranks, transport %s, %s, host %s (%d CPUs), %d batches of ~%g ms per point%s\n\n",
-            b->nranks, transport_name(), date, host, ncpu, b->opt.reps, b->opt.batch_s * 1e3,
+    bench_out_md_intro(b, f);
+    fprintf(f, ", %d batches of ~%g ms per point%s\n\n", b->opt.reps, b->opt.batch_s * 1e3,
             b->opt.quick ? " (--quick: not a measurement)" : "");
     fprintf(f, "| mode | size | median | p10 | p90 | unit | reference | ratio |\n"
                "| --- | ---: | ---: | ---: | ---: | --- | --- | ---: |\n");
@@ -247,13 +278,21 @@ static int md_write(const struct bench *b, const char *file)
                 b->rtt_end_us, b->rtt_us.median,
                 b->rtt_end_us > 1.5 * b->rtt_us.median || b->rtt_end_us < b->rtt_us.median / 1.5
                     ? ": the machine changed during the run" : "");
+    if (b->udp_rtt_end_us > 0 || b->udp_mbs_end > 0)
+    {
+        char what[160];
+        bench_out_udp_end(b, what, sizeof what);
+        fprintf(f, "\nRaw UDP at the end of the run: %s%s\n", what,
+                b->udp_drift ? ": the machine changed during the run" : "");
+    }
     return fclose(f) == 0 ? 0 : -1;
 }
 
 int bench_out_finish(struct bench *b, double elapsed_s)
 {
     int rc = 0;
-    if (b->opt.md && md_write(b, b->opt.md) < 0) {
+    stamp();
+    if (b->opt.md && (b->opt.compare ? bench_compare_md(b, b->opt.md) : md_write(b, b->opt.md)) < 0) {
         fprintf(stderr, "gas-bench: cannot write %s\n", b->opt.md);
         rc = -1;
     }
@@ -271,7 +310,8 @@ int bench_out_finish(struct bench *b, double elapsed_s)
             }
         }
     }
-    if (b->opt.plot && bench_svg_write(b, b->opt.plot) < 0) {
+    if (b->opt.plot && (b->opt.compare ? bench_compare_svg(b, b->opt.plot) :
+                        bench_svg_write(b, b->opt.plot)) < 0) {
         fprintf(stderr, "gas-bench: cannot write %s\n", b->opt.plot);
         rc = -1;
     }

@@ -8,32 +8,24 @@
  *    of any shared-memory round trip: latency rows print their multiple of it;
  *  - fetch-add throughput on a private word (CPU atomics): rate rows print
  *    their percentage of it;
- *  - with GAS_TRANSPORT=udp (or --udp-ref), a raw UDP ping-pong of 64-byte
- *    datagrams and a raw sendmmsg stream of 1472-byte datagrams with a forked
- *    child over loopback, both ends busy-polling (the floor of the udp path):
- *    latency rows then print their multiple of the UDP round trip and
- *    bandwidth rows their percentage of the stream.
+ *  - with GAS_TRANSPORT=udp (or --udp-ref), a raw UDP ping-pong and a raw
+ *    sendmmsg stream between the ranks' udp addresses (bench_udp.c): latency
+ *    rows then print their multiple of the UDP round trip and bandwidth rows
+ *    their percentage of the stream.
  */
 #include "gas-bench.h"
 
 #include <errno.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define PINGPONG_STOP UINT64_MAX
 #define PINGPONG_TIMEOUT_S 5.0
-#define UDP_PP_SIZE 64
-#define UDP_DGRAM 1472      /* an Ethernet MTU's UDP payload */
-#define UDP_BATCH 64        /* datagrams per sendmmsg */
-#define UDP_RCVBUF (8 << 20)
-#define UDP_TIMEOUT_S 5.0
 
 static uint64_t memcpy_batch(struct bench *b, size_t size, uint64_t iters)
 {
@@ -160,178 +152,9 @@ static uint64_t local_fadd_batch(struct bench *b, size_t size, uint64_t iters)
     return 0;
 }
 
-/* ---- raw UDP over loopback with a forked child ---- */
-
-enum { UDP_DATA = 1, UDP_END = 2, UDP_QUIT = 3 };
-
-struct bench_udp {
-    int fd;
-    pid_t child;
-    struct sockaddr_in peer;
-};
-
-static int udp_socket(struct sockaddr_in *addr)
-{
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    if (fd < 0)
-        bench_die("socket: %s", strerror(errno));
-    int rb = UDP_RCVBUF;
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rb, sizeof rb) < 0)
-        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof rb); /* capped: fine */
-    *addr = (struct sockaddr_in){ .sin_family = AF_INET,
-                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t len = sizeof *addr;
-    if (bind(fd, (struct sockaddr *)addr, sizeof *addr) < 0 ||
-        getsockname(fd, (struct sockaddr *)addr, &len) < 0)
-        bench_die("bind to loopback: %s", strerror(errno));
-    return fd;
-}
-
-/* Busy-poll one datagram; -1 after UDP_TIMEOUT_S. */
-static ssize_t udp_recv_spin(int fd, void *buf, size_t cap)
-{
-    double since = 0;
-    for (unsigned spins = 1;; spins++) {
-        ssize_t n = recv(fd, buf, cap, MSG_DONTWAIT);
-        if (n >= 0)
-            return n;
-        if ((spins & 0xffff) == 0) {
-            if (since == 0)
-                since = bench_now_s();
-            else if (bench_now_s() - since > UDP_TIMEOUT_S)
-                return -1;
-        }
-    }
-}
-
-/*
- * The child echoes ping-pong datagrams, drains stream datagrams with
- * recvmmsg and answers UDP_END with the bytes received since the last one.
- */
-static void udp_child(int fd, pid_t parent)
-{
-    static unsigned char bufs[UDP_BATCH][UDP_DGRAM];
-    struct mmsghdr m[UDP_BATCH];
-    struct iovec iov[UDP_BATCH];
-    uint64_t got = 0;
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(0);
-    for (int i = 0; i < UDP_BATCH; i++) {
-        iov[i] = (struct iovec){ bufs[i], UDP_DGRAM };
-        m[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
-    }
-    for (;;) {
-        int n = recvmmsg(fd, m, UDP_BATCH, MSG_DONTWAIT, NULL);
-        if (n <= 0)
-            continue;
-        for (int i = 0; i < n; i++) {
-            unsigned char kind = bufs[i][0];
-            if (kind == UDP_DATA) {
-                got += m[i].msg_len;
-                continue;
-            }
-            if (kind == UDP_QUIT)
-                _exit(0);
-            if (kind == UDP_END) {
-                memcpy(bufs[i] + 8, &got, sizeof got);
-                got = 0;
-            }
-            /* echo (ping-pong) or the count (end of a stream batch) */
-            send(fd, bufs[i], m[i].msg_len < 16 ? 16 : m[i].msg_len, 0);
-        }
-    }
-}
-
-static void udp_setup(struct bench *b, size_t size)
-{
-    if (b->udp)
-        return;
-    struct bench_udp *u = calloc(1, sizeof *u);
-    if (u == NULL)
-        bench_die("out of memory");
-    struct sockaddr_in mine, theirs;
-    u->fd = udp_socket(&mine);
-    int cfd = udp_socket(&theirs);
-    if (connect(u->fd, (struct sockaddr *)&theirs, sizeof theirs) < 0 ||
-        connect(cfd, (struct sockaddr *)&mine, sizeof mine) < 0)
-        bench_die("connect on loopback: %s", strerror(errno));
-    fflush(NULL);
-    pid_t parent = getpid(), pid = fork();
-    if (pid < 0)
-        bench_die("fork for the UDP reference: %s", strerror(errno));
-    if (pid == 0) {
-        close(u->fd);
-        udp_child(cfd, parent);
-    }
-    close(cfd);
-    u->child = pid;
-    b->udp = u;
-}
-
-static void udp_stop(struct bench *b)
-{
-    struct bench_udp *u = b->udp;
-    if (u == NULL)
-        return;
-    unsigned char quit[16] = { UDP_QUIT };
-    send(u->fd, quit, sizeof quit, 0);
-    kill(u->child, SIGKILL); /* (the datagram may be dropped) */
-    waitpid(u->child, NULL, 0);
-    close(u->fd);
-    free(u);
-    b->udp = NULL;
-}
-
-static uint64_t udp_pingpong_batch(struct bench *b, size_t size, uint64_t iters)
-{
-    unsigned char buf[UDP_PP_SIZE] = { 0 }, in[UDP_DGRAM];
-    for (uint64_t i = 0; i < iters; i++) {
-        buf[0] = 0; /* neither data nor end: echoed */
-        memcpy(buf + 8, &i, sizeof i);
-        if (send(b->udp->fd, buf, sizeof buf, 0) < 0)
-            bench_die("send: %s", strerror(errno));
-        if (udp_recv_spin(b->udp->fd, in, sizeof in) < 0)
-            bench_die("the UDP ping-pong child stopped answering (a datagram lost on loopback?)");
-    }
-    return 0;
-}
-
-/* Bytes arrive at the child; the batch ends with its count (drops do not count). */
-static uint64_t udp_stream_batch(struct bench *b, size_t size, uint64_t iters)
-{
-    static unsigned char buf[UDP_DGRAM];
-    struct mmsghdr m[UDP_BATCH];
-    struct iovec iov = { buf, UDP_DGRAM };
-    buf[0] = UDP_DATA;
-    for (int i = 0; i < UDP_BATCH; i++)
-        m[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov, .msg_iovlen = 1 } };
-    /* iters counts bytes of `size`; send as many datagrams */
-    uint64_t total = (uint64_t)size * iters, ndg = (total + UDP_DGRAM - 1) / UDP_DGRAM;
-    while (ndg > 0) {
-        unsigned n = ndg < UDP_BATCH ? (unsigned)ndg : UDP_BATCH;
-        int r = sendmmsg(b->udp->fd, m, n, 0);
-        if (r < 0 && errno != EAGAIN && errno != ENOBUFS)
-            bench_die("sendmmsg: %s", strerror(errno));
-        ndg -= r > 0 ? (uint64_t)r : 0;
-    }
-    unsigned char end[16] = { UDP_END }, in[UDP_DGRAM];
-    for (;;) {
-        send(b->udp->fd, end, sizeof end, 0);
-        ssize_t n = udp_recv_spin(b->udp->fd, in, sizeof in);
-        if (n >= 16 && in[0] == UDP_END) {
-            memcpy(&b->counted_bytes, in + 8, sizeof b->counted_bytes);
-            return 0;
-        }
-        if (n < 0)
-            bench_die("the UDP stream child stopped answering");
-    }
-}
-
 void bench_ref_stop(struct bench *b)
 {
     pingpong_stop(b);
-    udp_stop(b);
 }
 
 const struct mode bench_ref_modes[] = {
@@ -343,11 +166,5 @@ const struct mode bench_ref_modes[] = {
       .doc = "reference: memcpy between two private buffers of rank 0" },
     { .name = "local-fadd", .group = "ref", .kind = KIND_RATE, .fixed_size = 8, .reference = 1,
       .batch = local_fadd_batch, .doc = "reference: fetch-add on a private word" },
-    { .name = "udp-pingpong", .group = "ref-udp", .kind = KIND_LAT, .fixed_size = UDP_PP_SIZE,
-      .reference = 1, .setup = udp_setup, .batch = udp_pingpong_batch,
-      .doc = "reference: raw UDP round trip over loopback, both ends busy-polling" },
-    { .name = "udp-stream", .group = "ref-udp", .kind = KIND_BW, .fixed_size = UDP_DGRAM,
-      .reference = 1, .counted = 1, .setup = udp_setup, .batch = udp_stream_batch,
-      .doc = "reference: raw sendmmsg stream of 1472-byte datagrams over loopback, counted at the receiver" },
 };
 const size_t bench_nref_modes = sizeof bench_ref_modes / sizeof bench_ref_modes[0];

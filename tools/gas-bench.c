@@ -14,12 +14,14 @@
  * calibrated until a batch lasts about --batch-ms, one more batch (or
  * --warmup iterations) warms up, then --reps batches are timed; a row gives
  * the median and the p10/p90 (linear interpolation) over those batches, and
- * its ratio to the reference of its kind (bench_ref.c), measured first.
+ * its ratio to the reference of its kind (bench_ref.c, bench_udp.c),
+ * measured first.
  * The cache-line round trip is measured again after the results, and a
  * drift is reported: on a virtual machine the vCPUs' state can change.
  *
- * The modes are in bench_rma.c and bench_coll.c; the driver does
- * calibration, statistics, checks and hands rows to bench_out.c.
+ * The modes are in bench_rma.c and bench_coll.c (--compare: bench_compare.c);
+ * the driver does calibration, statistics, checks and hands rows to
+ * bench_out.c.
  */
 #include "gas-bench.h"
 
@@ -227,6 +229,8 @@ static int ref_wanted(const struct bench *b, const struct mode *ref, size_t *lo_
     size_t lo = SIZE_MAX, hi = 0;
     if (strcmp(ref->group, "ref-udp") == 0 && !b->udp_ref)
         return 0;
+    if (strcmp(ref->name, "memcpy") == 0 && b->udp_ref)
+        return 0; /* bandwidth rows are compared with the raw UDP stream */
     for (size_t i = 0; i < NMODES; i++) {
         const struct mode *m = &modes[i];
         if (m->reference || !selected(b, m) || m->kind != ref->kind)
@@ -258,18 +262,47 @@ static void keep_reference(struct bench *b, const struct mode *m, size_t size, s
     } else if (strcmp(m->name, "local-fadd") == 0) {
         b->amo_mops = s;
         b->have_amo = 1;
-    } else if (strcmp(m->name, "udp-pingpong") == 0) {
-        b->udp_rtt_us = s;
+    } else if (strncmp(m->name, "udp-pingpong", 12) == 0) {
+        if (!b->have_udp)
+            bench_udp_note(b, b->txt, pre);
+        if (!b->have_udp || s.median < b->udp_rtt_us.median) { /* the fastest is the floor */
+            b->udp_rtt_us = s;
+            b->udp_rtt_name = m->name;
+        }
         b->have_udp = 1;
-    } else if (strcmp(m->name, "udp-stream") == 0) {
-        b->udp_mbs = s;
+    } else if (strncmp(m->name, "udp-stream", 10) == 0) {
+        if (!b->have_udp_bw || s.median > b->udp_mbs.median) { /* the faster is the line */
+            b->udp_mbs = s;
+            b->udp_bw_name = m->name;
+        }
+        b->have_udp_bw = 1;
     }
 }
 
-/* The references at the top: rank 0 alone, the others wait at a barrier. */
+/* Are the raw UDP references wanted (the same answer on every rank)? */
+static int udp_refs_wanted(struct bench *b)
+{
+    size_t lo, hi;
+    for (size_t i = 0; i < NMODES; i++)
+        if (modes[i].reference && strcmp(modes[i].group, "ref-udp") == 0 &&
+            ref_wanted(b, &modes[i], &lo, &hi))
+            return 1;
+    return 0;
+}
+
+/*
+ * The references at the top: rank 0 alone, the others wait at a barrier
+ * (the target's UDP reference server runs beside it meanwhile).  Collective.
+ */
 static void run_references(struct bench *b, double *samples)
 {
-    int headed = 0;
+    int headed = 0, udp = udp_refs_wanted(b);
+    if (udp) {
+        bench_udp_start(b);
+        for (size_t i = 0; i < NMODES && b->rank == 0; i++)
+            if (strncmp(modes[i].name, "udp-stream", 10) == 0) /* the transport's datagram size */
+                modes[i].fixed_size = bench_udp_dgram(b);
+    }
     for (size_t i = 0; i < NMODES && b->rank == 0; i++) {
         const struct mode *m = &modes[i];
         size_t lo, hi;
@@ -291,6 +324,8 @@ static void run_references(struct bench *b, double *samples)
         bench_ref_stop(b);
     }
     bench_check(gas_barrier(), "gas_barrier");
+    if (udp)
+        bench_udp_stop(b);
 }
 
 /*
@@ -309,6 +344,41 @@ static void recheck_pingpong(struct bench *b, double *samples)
     fprintf(b->txt, "%s%s round trip at the end: %.3f us (start %.3f us)%s\n",
             b->opt.csv ? "# " : "\n", m->name, end, start,
             drift ? ": the machine changed during the run; compare ratios with care" : "");
+}
+
+/*
+ * The raw UDP references again after the results (collective): the best
+ * round trip and stream of the end against those of the start, and a note
+ * when they differ by more than 1.5x (the ratios then mix two machines).
+ */
+static void recheck_udp(struct bench *b, double *samples)
+{
+    double rtt = 0, mbs = 0;
+    bench_udp_start(b);
+    for (size_t i = 0; i < NMODES && b->rank == 0; i++) {
+        const struct mode *m = &modes[i];
+        size_t lo, hi;
+        if (!m->reference || strcmp(m->group, "ref-udp") != 0 || !ref_wanted(b, m, &lo, &hi))
+            continue;
+        b->errors += measure(b, m, m->fixed_size, samples);
+        double v = bench_summarize(samples, b->opt.reps).median;
+        if (m->kind == KIND_LAT)
+            rtt = rtt == 0 || v < rtt ? v : rtt;
+        else
+            mbs = v > mbs ? v : mbs;
+    }
+    bench_check(gas_barrier(), "gas_barrier");
+    bench_udp_stop(b);
+    if (b->rank != 0)
+        return;
+    b->udp_rtt_end_us = rtt;
+    b->udp_mbs_end = mbs;
+    b->udp_drift = (rtt > 0 && (rtt > 1.5 * b->udp_rtt_us.median || rtt < b->udp_rtt_us.median / 1.5)) ||
+                   (mbs > 0 && (mbs > 1.5 * b->udp_mbs.median || mbs < b->udp_mbs.median / 1.5));
+    char what[160];
+    bench_out_udp_end(b, what, sizeof what);
+    fprintf(b->txt, "%sraw UDP at the end: %s%s\n", b->opt.csv ? "# " : "\n", what,
+            b->udp_drift ? ": the machine changed during the run; compare ratios with care" : "");
 }
 
 static void usage(FILE *f)
@@ -331,8 +401,9 @@ static void usage(FILE *f)
             "  --md FILE        the rows as a markdown table (make bench uses it)\n"
             "  --progress       a progress line on stderr (default: when it is a terminal);\n"
             "  --no-progress    never\n"
-            "  --udp-ref        measure the raw UDP references (default with\n"
-            "                   GAS_TRANSPORT=udp) and use them for the ratios\n"
+            "  --udp-ref        measure the raw UDP references between the ranks' udp\n"
+            "                   addresses (default with GAS_TRANSPORT=udp): latency rows\n"
+            "                   against the fastest ping-pong, bandwidth rows the faster stream\n"
             "  --coll LIST      collectives of the coll-lat/coll-bw modes (default: all),\n"
             "                   e.g. allreduce,broadcast\n"
             "  --tune FILE      measure every collective algorithm at sizes 8 B .. 1 MiB\n"
@@ -341,6 +412,7 @@ static void usage(FILE *f)
             "                   other rank counts are kept; format: docs/collectives.md)\n"
             "  --compare        every collective at the sizes --tune measures: each\n"
             "                   algorithm and auto, interleaved; the tuned choice vs the best\n"
+            "                   (--md: a table with the ratios, --plot: a panel per collective)\n"
             "modes:\n");
     for (size_t i = 0; i < NMODES; i++)
         if (!modes[i].reference)
@@ -472,12 +544,14 @@ int main(int argc, char **argv)
     b.nranks = gas_nranks();
     b.target = b.nranks > 1 ? 1 : 0;
     b.txt = stdout;
-    nmodes = bench_nref_modes + bench_nrma_modes;
+    nmodes = bench_nref_modes + bench_nudp_modes + bench_nrma_modes;
     modes = malloc(nmodes * sizeof *modes);
     if (modes == NULL)
         bench_die("out of memory");
     memcpy(modes, bench_ref_modes, bench_nref_modes * sizeof *modes);
-    memcpy(modes + bench_nref_modes, bench_rma_modes, bench_nrma_modes * sizeof *modes);
+    memcpy(modes + bench_nref_modes, bench_udp_modes, bench_nudp_modes * sizeof *modes);
+    memcpy(modes + bench_nref_modes + bench_nudp_modes, bench_rma_modes,
+           bench_nrma_modes * sizeof *modes);
     bench_coll_modes(&b, &modes, &nmodes);
 
     /* Every rank parses the same argv; rank 0 alone speaks. */
@@ -545,7 +619,7 @@ int main(int argc, char **argv)
     if (coll_need)
         bench_coll_setup(&b, coll_need);
     if (b.opt.tune || b.opt.compare) {
-        rc = b.opt.tune ? bench_coll_tune(&b, samples) : bench_coll_compare(&b);
+        rc = b.opt.tune ? bench_coll_tune(&b, samples) : bench_compare(&b);
         bench_coll_fini(&b);
         bench_check(gas_finalize(), "gas_finalize");
         return rc;
@@ -580,6 +654,8 @@ int main(int argc, char **argv)
 
     if (b.rank == 0)
         bench_coll_summary(&b);
+    if (udp_refs_wanted(&b))
+        recheck_udp(&b, samples);
     if (b.rank == 0 && b.have_rtt)
         recheck_pingpong(&b, samples);
     if (b.rank == 0) {

@@ -3,9 +3,12 @@
  *   gas-bench.c    the driver: options, calibration, points, main
  *   bench_util.c   helpers: errors, clock, data patterns, statistics, sizes
  *   bench_ref.c    the references measured in the same run (memcpy, cache-line
- *                  ping-pong, local atomics, raw UDP when it is built)
+ *                  ping-pong, local atomics)
+ *   bench_udp.c    the raw UDP references (ping-pong, sendmmsg stream) between
+ *                  the ranks' udp addresses
  *   bench_rma.c    the RMA, atomic and barrier modes
- *   bench_coll.c   the collective modes, --tune and --compare
+ *   bench_coll.c   the collective modes and --tune
+ *   bench_compare.c --compare: every algorithm of every collective, interleaved
  *   bench_out.c    output: the aligned table, --csv, --json, progress
  *   bench_svg.c    --plot: latency and bandwidth curves as an SVG
  */
@@ -123,17 +126,21 @@ struct bench {
     struct stats amo_mops;        /* local CPU atomics, for the rate rows */
     int have_amo;
     double rtt_end_us;            /* the ping-pong measured again at the end */
+    double udp_rtt_end_us, udp_mbs_end; /* the raw UDP references again at the end */
+    int udp_drift;                /* ... and they differ from the start's by over 1.5x */
     struct row *rows;             /* every row printed, references first */
     size_t nrows, rows_cap;
     FILE *txt;                    /* the table and notes: stdout, stderr under --json=- */
-    struct bench_udp *udp;        /* the raw UDP references' socket and child */
+    struct bench_udp *udp;        /* the raw UDP references' socket and server */
     uint64_t counted_bytes;       /* what the last batch of a counted mode delivered */
     int udp_ref;                  /* measure the raw UDP references */
-    struct stats udp_rtt_us, udp_mbs;
-    int have_udp;
+    struct stats udp_rtt_us, udp_mbs; /* the fastest udp-pingpong-*, the faster udp-stream* */
+    const char *udp_rtt_name, *udp_bw_name;
+    int have_udp, have_udp_bw;    /* the round trip, the stream */
     uint64_t points, errors;
     const struct mode *cur;   /* the mode being measured */
     struct bench_coll *coll;  /* the collective modes' buffers */
+    struct bench_cmp *cmp;    /* --compare's results */
 };
 
 /* The driver (gas-bench.c). */
@@ -163,6 +170,20 @@ extern const size_t bench_nref_modes;
 /* Stop the references' child processes (rank 0 gets its CPUs back). */
 void bench_ref_stop(struct bench *b);
 
+/*
+ * Raw UDP references (bench_udp.c).  bench_udp_start is collective: the
+ * target forks the server beside itself, rank 0 opens its socket.
+ * bench_udp_stop (every rank) ends them.
+ */
+extern const struct mode bench_udp_modes[];
+extern const size_t bench_nudp_modes;
+void bench_udp_start(struct bench *b);
+void bench_udp_stop(struct bench *b);
+/* The stream's datagram size (rank 0, after bench_udp_start). */
+size_t bench_udp_dgram(const struct bench *b);
+/* A note line on the path the references took (rank 0). */
+void bench_udp_note(const struct bench *b, FILE *f, const char *pre);
+
 /* The RMA, atomic and barrier modes (bench_rma.c). */
 extern const struct mode bench_rma_modes[];
 extern const size_t bench_nrma_modes;
@@ -178,8 +199,21 @@ void bench_out_progress(struct bench *b, const struct mode *m, size_t size, size
 int bench_out_finish(struct bench *b, double elapsed_s);
 void bench_out_fini(struct bench *b);
 
+/* Keep a row for --json and --plot without printing it. */
+void bench_out_keep(struct bench *b, const struct row *r);
+/* "round trip X us (start Y us), stream ..." of the raw UDP references' recheck. */
+void bench_out_udp_end(const struct bench *b, char *buf, size_t len);
+/* "N ranks, transport T, date, host H (C CPUs)" for a --md file's first line. */
+void bench_out_md_intro(const struct bench *b, FILE *f);
+
 /* --plot (bench_svg.c): latency and bandwidth curves of b->rows; -1 on error. */
 int bench_svg_write(const struct bench *b, const char *file);
+/*
+ * One latency panel per collective in a grid (--compare --plot): a curve per
+ * mode of the rows whose mode has that collective.  colls: the collectives
+ * (gas_coll_t) with panels, in order.
+ */
+int bench_svg_coll_grid(const struct bench *b, const char *file, const int *colls, int ncolls);
 
 /*
  * Collective modes: rows "coll:alg" (8-byte latency, group coll-lat) and
@@ -196,7 +230,29 @@ void bench_coll_record(struct bench *b, const struct mode *m, size_t size, doubl
 void bench_coll_summary(struct bench *b);
 /* --tune FILE: measure every algorithm at a ladder of sizes, write the table. */
 int bench_coll_tune(struct bench *b, double *samples);
-/* --compare: each algorithm and auto, interleaved, at the sizes --tune measures. */
-int bench_coll_compare(struct bench *b);
+/* The sizes --tune and --compare measure (x8 steps, 8 B .. 1 MiB). */
+extern const size_t bench_coll_ladder[];
+extern const size_t bench_coll_nladder;
+/* The algorithms that can run on this job (auto last when with_auto); how many (<= 16). */
+int bench_coll_algs(int coll, const char **algs, int with_auto);
+/*
+ * Each of algs[0..nalg) timed in turn, reps rounds; st[a]: us per call (rank
+ * 0); smp_out (or NULL): the samples, smp_out[a * reps + r].
+ */
+void bench_coll_interleaved(struct bench *b, int coll, size_t size, const char *const *algs,
+                            int nalg, struct stats *st, double *smp_out);
+/* Room for nalg x reps samples (exits when out of memory). */
+double *bench_coll_samples_alloc(int nalg, int reps);
+/* x's time over y's: the median over rounds of the ratio within each round. */
+double bench_coll_paired_ratio(const double *smp, int reps, int x, int y);
+
+/*
+ * --compare (bench_compare.c): each algorithm and auto, interleaved, at the
+ * --tune sizes; the tuned choice against the best.  Its rows go to --json;
+ * --md and --plot get a table and per-collective curves of their own.
+ */
+int bench_compare(struct bench *b);
+int bench_compare_md(const struct bench *b, const char *file);
+int bench_compare_svg(const struct bench *b, const char *file);
 
 #endif

@@ -12,7 +12,8 @@ $(BUILD)/bin/gas-info: $(BUILD)/obj/tools/gas-info.o $(LIBA)
 	$(LINK_PROG)
 
 GAS_BENCH_SRCS := tools/gas-bench.c tools/bench_util.c tools/bench_ref.c tools/bench_rma.c \
-                  tools/bench_coll.c tools/bench_out.c tools/bench_svg.c
+                  tools/bench_udp.c tools/bench_coll.c tools/bench_compare.c \
+                  tools/bench_out.c tools/bench_svg.c
 $(BUILD)/bin/gas-bench: $(GAS_BENCH_SRCS:%.c=$(BUILD)/obj/%.o) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(LINK_PROG)

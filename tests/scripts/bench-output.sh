@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gas-bench's output formats are valid: --json parses and holds every row of
 # the table, --csv has a header and 8 fields a row, --plot writes an SVG that
-# parses as XML (xmllint when installed, else a structural check).  No timing
+# parses as XML (xmllint when installed, else a structural check); --compare
+# writes its table, per-collective plot and JSON rows.  No timing
 # assertion: the numbers of a --quick run mean nothing.
 set -u
 cd "$(dirname "$0")/../.."
@@ -55,3 +56,21 @@ if command -v jq >/dev/null; then jq -e '.rows | length > 0' "$T/out.json" >/dev
     fail "--json to stdout does not parse"; fi
 grep -q '^amo-fadd ' "$T/err" || fail "the table did not go to stderr"
 echo "ok: --json to stdout"
+
+# --compare: the table has a row per collective and size with its chosen/best
+# ratio, the plot a panel per collective, the JSON a row per algorithm and size
+timeout 120 "$BUILD/bin/gasrun" -n 2 --no-tag-output "$BUILD/bin/gas-bench" --quick --reps 2 \
+    --compare --coll barrier,allreduce,broadcast --md "$T/c.md" --plot "$T/c.svg" \
+    --json="$T/c.json" >"$T/ctext" 2>"$T/err" || fail "--compare run: $(tail -3 "$T/err")"
+grep -q '^worst case: ' "$T/ctext" || fail "--compare: no worst-case line"
+pts=$(awk -F' *\\| *' '$2 ~ /^(barrier|allreduce|broadcast)$/ && $8 ~ /^(\*\*)?[0-9.]+x(\*\*)?$/' "$T/c.md" | wc -l)
+[ "$pts" = 15 ] || fail "--compare --md: $pts rows with a chosen/best ratio, want 15 (1 + 7 + 7)"
+if command -v xmllint >/dev/null; then
+    xmllint --noout "$T/c.svg" || fail "--compare --plot is not well-formed XML"
+fi
+for c in allreduce broadcast; do grep -q ">$c</text>" "$T/c.svg" || fail "--compare --plot: no $c panel"; done
+if command -v jq >/dev/null; then
+    jq -e '[.rows[] | select(.group == "compare" and has("ratio"))] | length > 15' "$T/c.json" \
+        >/dev/null || fail "--compare --json rows"
+fi
+echo "ok: --compare (--md, --plot, --json)"
