@@ -14,6 +14,10 @@
  *    selective bits for a gap, across the sequence-number wrap;
  *  - the target's bounds checks: refused requests leave memory untouched and
  *    are answered with ERR records;
+ *  - continuation records: applied in stream order, refused past the
+ *    segment, dropped when they continue nothing; datagrams from another
+ *    address than the peer published, acks of what was never sent and
+ *    datagrams beyond the window dropped and counted;
  *  - request/reply: a get and a fetching atomic completed by crafted replies.
  */
 #include "transport/udp/udp.h"
@@ -85,12 +89,12 @@ static void send_raw(const unsigned char *b, size_t len)
 /* A standalone ack from the test: ack/sack of rank 0's stream, dsack, cack. */
 static void send_ack(uint32_t ack, uint64_t sack, uint16_t dsack, uint32_t cack)
 {
-    unsigned char b[GAS_UDP_HDR_LEN];
+    unsigned char b[GAS_UDP_ACK_LEN];
     struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .flags = GAS_UDP_F_NOSEQ, .dsack = dsack,
-                            .key = KEY, .src = 1, .dst = 0, .seq = peer_seq, .ack = ack,
-                            .sack = sack, .cack = cack};
+                            .key = KEY, .src = 1, .seq = peer_seq, .ack = ack, .sack = sack,
+                            .cack = cack};
     gas_udp_hdr_write(b, &h);
-    gas_udp_dgram_sum_set(b, sizeof b);
+    gas_udp_dgram_sum_set(b, sizeof b, 0);
     send_raw(b, sizeof b);
 }
 
@@ -98,8 +102,8 @@ static void send_ack(uint32_t ack, uint64_t sack, uint16_t dsack, uint32_t cack)
 static size_t build(unsigned char *b, uint32_t seq, const struct gas_udp_rec *r, int n,
                     const void *data)
 {
-    struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .key = KEY, .src = 1, .dst = 0,
-                            .seq = seq, .ack = peer_rx, .cack = peer_rx};
+    struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .key = KEY, .src = 1, .seq = seq,
+                            .ack = peer_rx, .cack = peer_rx};
     gas_udp_hdr_write(b, &h);
     size_t len = GAS_UDP_HDR_LEN;
     for (int i = 0; i < n; i++) {
@@ -108,7 +112,7 @@ static size_t build(unsigned char *b, uint32_t seq, const struct gas_udp_rec *r,
             d[k] = ((const unsigned char *)data)[k];
         len = (size_t)(d - b) + r[i].dlen;
     }
-    gas_udp_dgram_sum_set(b, len);
+    gas_udp_dgram_sum_set(b, len, 0);
     return len;
 }
 
@@ -120,26 +124,32 @@ static struct gas_udp_slot *slot(uint32_t seq)
 static void sending(void)
 {
     const uint32_t isn = GAS_UDP_SEQ_ISN;
-    size_t payload = gas_udp_g.cfg.dgram_max - GAS_UDP_HDR_LEN - GAS_UDP_REC_LEN;
-    size_t n = 10 * payload;
+    /* The first piece is a PUT record, the other nine 4-byte continuations. */
+    size_t first = gas_udp_g.cfg.dgram_max - GAS_UDP_HDR_LEN - GAS_UDP_REC_LEN;
+    size_t payload = gas_udp_g.cfg.dgram_max - GAS_UDP_HDR_LEN - GAS_UDP_CONT_LEN;
+    size_t n = first + 9 * payload;
     unsigned char *src = malloc(n), buf[65536];
     for (size_t i = 0; i < n; i++)
         src[i] = (unsigned char)(i * 13);
     UCHECK(gas_udp_ops.put(&ch->base, 8192, src, n, NULL) == GAS_INPROGRESS, "put in progress");
     struct gas_udp_hdr h;
+    struct gas_udp_cont cont = {0};
     uint64_t off = 8192;
     for (uint32_t i = 0; i < 10; i++) {
         size_t len = take(buf, &h, 1000);
         UCHECK(len == gas_udp_g.cfg.dgram_max && h.seq == isn + i, "datagram %u: len %zu seq %#x", i,
                len, h.seq);
-        size_t pos = GAS_UDP_HDR_LEN;
+        size_t pos = GAS_UDP_HDR_LEN, k = i ? payload : first;
         struct gas_udp_rec r;
-        UCHECK(gas_udp_rec_next(buf, len, &pos, &r) && r.type == GAS_UDP_R_PUT && r.off == off &&
-                   r.dlen == payload && memcmp(r.data, src + (off - 8192), payload) == 0,
+        UCHECK(gas_udp_rec_next(buf, len, &pos, &r) &&
+                   r.type == (i ? GAS_UDP_R_CONT : GAS_UDP_R_PUT), "datagram %u: record type %u", i,
+               r.type);
+        UCHECK(gas_udp_cont_step(&cont, &r) && r.type == GAS_UDP_R_PUT && r.off == off &&
+                   r.dlen == k && memcmp(r.data, src + (off - 8192), k) == 0,
                "datagram %u carries the right piece", i);
         UCHECK(((r.flags & GAS_UDP_RF_FINAL) != 0) == (i == 9), "FINAL only on the last piece");
         UCHECK(((h.flags & GAS_UDP_F_ACKREQ) != 0) == (i == 9), "ACKREQ ends the burst");
-        off += payload;
+        off += k;
     }
     UCHECK(ch->next_seq == isn + 10 && ch->snd_nxt == isn + 10 && ch->una == isn, "10 in flight");
     UCHECK(ch->inflight == 10ull * gas_udp_g.cfg.dgram_max, "inflight %llu",
@@ -322,6 +332,110 @@ static void bounds(void)
     pump();
 }
 
+/* Rank 0's answers to the test's last datagrams: ERR records counted, acknowledged. */
+static int take_errs(void)
+{
+    unsigned char buf[65536];
+    struct gas_udp_hdr h;
+    size_t len;
+    int errs = 0;
+    while ((len = take(buf, &h, 200)) != 0) {
+        if (h.flags & GAS_UDP_F_NOSEQ)
+            continue;
+        peer_rx = h.seq + 1;
+        size_t pos = GAS_UDP_HDR_LEN;
+        struct gas_udp_rec e;
+        while (gas_udp_rec_next(buf, len, &pos, &e))
+            errs += e.type == GAS_UDP_R_ERR;
+    }
+    send_ack(peer_rx, 0, 0, peer_rx);
+    pump();
+    return errs;
+}
+
+/*
+ * Continuation records through the real receive path, and datagrams that
+ * pass the wire checks but not the channel's: a continuation of nothing is
+ * dropped and counted; one whose offset (taken from the piece before it)
+ * runs past the segment is refused before memory is touched; a put cut in
+ * three pieces arriving out of order is applied whole; an acknowledgement
+ * of datagrams never sent, a datagram beyond the receive window and one
+ * from another address than rank 1 published are dropped and counted.
+ */
+static void continuations(void)
+{
+    unsigned char b[4096];
+    unsigned char data[3000];
+    for (int i = 0; i < 3000; i++)
+        data[i] = (unsigned char)(i * 11 + 1);
+    memset(seg + SEG - 200, 0x5a, 200);
+    uint64_t bad = ch->c.bad, rejected = ch->c.rejected;
+    /* A DONE, then a continuation in the next datagram: it continues nothing. */
+    struct gas_udp_rec r[3] = {{.type = GAS_UDP_R_DONE, .op = 0x4444}};
+    send_raw(b, build(b, peer_seq++, r, 1, NULL));
+    r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_CONT, .flags = GAS_UDP_RF_FINAL, .dlen = 100};
+    send_raw(b, build(b, peer_seq++, r, 1, data));
+    pump();
+    UCHECK(ch->c.bad == bad + 2 && ch->rx.next == peer_seq,
+           "the stray answer and the continuation of nothing counted (%llu), both delivered",
+           (unsigned long long)(ch->c.bad - bad));
+    /* A piece that fits, then one whose place runs past the end: refused. */
+    r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_PUT, .dlen = 100, .off = SEG - 200};
+    send_raw(b, build(b, peer_seq++, r, 1, data));
+    r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_CONT, .flags = GAS_UDP_RF_FINAL, .dlen = 150};
+    send_raw(b, build(b, peer_seq++, r, 1, data + 100));
+    pump();
+    UCHECK(memcmp(seg + SEG - 200, data, 100) == 0, "the first piece applied");
+    int untouched = 1;
+    for (int i = 100; i < 200; i++)
+        untouched &= (unsigned char)seg[SEG - 200 + i] == 0x5a;
+    UCHECK(untouched && ch->c.rejected == rejected + 1, "the piece past the end refused (%llu)",
+           (unsigned long long)(ch->c.rejected - rejected));
+    UCHECK(take_errs() == 1, "its refusal went back");
+    /* A put in three pieces, the datagrams arriving last, first, middle. */
+    memset(seg + 40000, 0, 3000);
+    struct gas_udp_rec p0 = {.type = GAS_UDP_R_PUT, .dlen = 1000, .op = 0, .off = 40000};
+    struct gas_udp_rec p1 = {.type = GAS_UDP_R_CONT, .dlen = 1000};
+    struct gas_udp_rec p2 = {.type = GAS_UDP_R_CONT, .flags = GAS_UDP_RF_FINAL, .dlen = 1000};
+    size_t l0, l1, l2;
+    unsigned char d0[1200], d1[1200], d2[1200];
+    l0 = build(d0, peer_seq, &p0, 1, data);
+    l1 = build(d1, peer_seq + 1, &p1, 1, data + 1000);
+    l2 = build(d2, peer_seq + 2, &p2, 1, data + 2000);
+    peer_seq += 3;
+    send_raw(d2, l2);
+    send_raw(d0, l0);
+    pump();
+    UCHECK(memcmp(seg + 40000, data, 1000) == 0 && seg[41000] == 0, "first piece only");
+    send_raw(d1, l1);
+    pump();
+    UCHECK(memcmp(seg + 40000, data, 3000) == 0, "all three pieces, in place");
+    /* Right address, but an ack of what rank 0 never sent; a datagram beyond the window. */
+    bad = ch->c.bad;
+    send_ack(ch->next_seq + 1000, 0, 0, ch->next_seq);
+    r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_PUT, .flags = GAS_UDP_RF_FINAL, .dlen = 8,
+                                .off = 40000};
+    send_raw(b, build(b, peer_seq + 0x1000000u, r, 1, data + 8));
+    pump();
+    UCHECK(ch->c.bad == bad + 2 && memcmp(seg + 40000, data, 8) == 0,
+           "never-sent ack and out-of-window datagram dropped (%llu)",
+           (unsigned long long)(ch->c.bad - bad));
+    /* A well-formed next datagram, from another socket than rank 1 published. */
+    int other = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in oa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    UCHECK(bind(other, (struct sockaddr *)&oa, sizeof oa) == 0, "second socket");
+    size_t l = build(b, peer_seq, r, 1, data + 8);
+    UCHECK(sendto(other, b, l, 0, (const struct sockaddr *)&gas_udp_g.self, sizeof gas_udp_g.self) ==
+               (ssize_t)l, "sendto");
+    close(other);
+    sleep_ms(5);
+    pump();
+    UCHECK(ch->c.bad == bad + 3 && ch->rx.next == peer_seq && memcmp(seg + 40000, data, 8) == 0,
+           "a datagram from another address dropped (bad %llu, next %#x)",
+           (unsigned long long)(ch->c.bad - bad), ch->rx.next);
+    take_errs();
+}
+
 static void request_reply(void)
 {
     unsigned char buf[65536], b[4096];
@@ -341,13 +455,13 @@ static void request_reply(void)
     char data[3000];
     for (int i = 0; i < 3000; i++)
         data[i] = (char)(i * 7);
-    /* Three pieces, out of order, the middle one twice. */
+    /* Three pieces (a GET_REPLY, then continuations), out of order, the middle one twice. */
     static const int order[4] = {2, 0, 1, 1};
     size_t l;
     for (int i = 0; i < 4; i++) {
         int k = order[i];
-        struct gas_udp_rec a = {.type = GAS_UDP_R_GET_REPLY, .dlen = 1000, .op = op,
-                                .off = 1000 * (uint64_t)k};
+        struct gas_udp_rec a = {.type = k ? GAS_UDP_R_CONT : GAS_UDP_R_GET_REPLY, .dlen = 1000,
+                                .op = op};
         l = build(b, peer_seq + (uint32_t)k, &a, 1, data + 1000 * k);
         send_raw(b, l);
     }
@@ -424,6 +538,7 @@ int main(void)
     timeout();
     receiving();
     bounds();
+    continuations();
     request_reply();
     gas_udp_ops.fini();
     close(psock);

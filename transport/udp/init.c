@@ -207,7 +207,7 @@ static void say_goodbye(void)
             struct gas_udp_chan *ch = g->active[i];
             pthread_mutex_lock(&ch->lock);
             if (!ch->bye_sent && !atomic_load(&ch->dead) && ch->have_addr &&
-                gas_udp_chan_room(ch, GAS_UDP_REC_LEN, 0) != GAS_UDP_NOROOM) {
+                gas_udp_chan_room(ch, gas_udp_rec_fixed(GAS_UDP_R_BYE, 0), 0) != GAS_UDP_NOROOM) {
                 struct gas_udp_rec r = {.type = GAS_UDP_R_BYE};
                 gas_udp_chan_append(ch, &r);
                 gas_udp_chan_seal(ch, now);

@@ -46,12 +46,11 @@ static void send_batch(struct gas_udp_chan *ch, struct batch *b, int last, uint6
     struct gas_udp_state *g = &gas_udp_g;
     if (b->n == 0)
         return;
-    uint64_t sack = gas_udp_rxwin_sack(&ch->rx);
     for (unsigned i = 0; i < b->n; i++) {
         uint8_t flags = (gas_udp_slot_at(ch, b->seqs[i])->ntx ? GAS_UDP_F_RETX : 0) |
                         (last && i == b->n - 1 ? GAS_UDP_F_ACKREQ : 0);
-        gas_udp_hdr_refresh(b->bufs[i], flags, dsack_field(ch), ch->rx.next, sack);
-        gas_udp_dgram_sum_set(b->bufs[i], b->lens[i]);
+        gas_udp_hdr_refresh(b->bufs[i], flags, dsack_field(ch), ch->rx.next);
+        gas_udp_dgram_sum_set(b->bufs[i], b->lens[i], (uint32_t)ch->rank);
     }
     unsigned took = gas_udp_sock_send(&ch->addr, b->bufs, b->lens, b->n);
     uint64_t bytes = 0, retx = 0;
@@ -81,8 +80,10 @@ static void send_batch(struct gas_udp_chan *ch, struct batch *b, int last, uint6
         GAS_UDP_COUNT(dg_tx, took);
         GAS_UDP_COUNT(b_tx, bytes);
         GAS_UDP_COUNT(retx, retx);
+        /* These carried the acknowledgement, but selective bits travel only
+         * in standalone acknowledgements: one still goes when there is a gap. */
         ch->ack_pending = 0;
-        ch->ack_now = 0;
+        ch->ack_now = gas_udp_rxwin_sack(&ch->rx) != 0;
         ch->ack_due_ns = 0;
         ch->have_dsack = 0;
         atomic_store_explicit(&g->last_activity_ns, now, memory_order_relaxed);
@@ -181,14 +182,13 @@ void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags)
         return;
     /* Replies to what this acknowledges must be numbered before it (cack). */
     gas_udp_chan_seal(ch, now);
-    unsigned char buf[GAS_UDP_HDR_LEN];
+    unsigned char buf[GAS_UDP_ACK_LEN];
     struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .flags = GAS_UDP_F_NOSEQ | flags,
                             .dsack = dsack_field(ch), .key = g->env.job_key,
-                            .src = (uint32_t)g->env.rank,
-                            .dst = (uint32_t)ch->rank, .seq = ch->next_seq, .ack = ch->rx.next,
+                            .src = (uint32_t)g->env.rank, .seq = ch->next_seq, .ack = ch->rx.next,
                             .sack = gas_udp_rxwin_sack(&ch->rx), .cack = ch->rx.next};
     gas_udp_hdr_write(buf, &h);
-    gas_udp_dgram_sum_set(buf, sizeof buf);
+    gas_udp_dgram_sum_set(buf, sizeof buf, (uint32_t)ch->rank);
     unsigned char *bp = buf;
     uint32_t len = sizeof buf;
     if (gas_udp_sock_send(&ch->addr, &bp, &len, 1) == 1) {

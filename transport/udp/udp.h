@@ -103,6 +103,7 @@ struct gas_udp_chan {
     uint32_t ring_cap;
     unsigned char *open;         /* datagram being filled (records from GAS_UDP_HDR_LEN) */
     uint32_t open_len;
+    struct gas_udp_cont tx_cont; /* what a CONT appended now would continue */
     unsigned char **pool;        /* spare datagram buffers */
     uint32_t npool;
     uint64_t inflight;           /* bytes of FLIGHT slots */
@@ -127,6 +128,7 @@ struct gas_udp_chan {
 
     /* receive stream */
     struct gas_udp_rxwin rx;
+    struct gas_udp_cont rx_cont; /* what the peer's next CONT continues */
     unsigned char **held;        /* early datagrams, by seq & (rx.size - 1) */
     uint32_t *held_len;
     uint32_t ack_pending;        /* datagrams received since we last acknowledged */
@@ -234,6 +236,9 @@ void gas_udp_chan_free(struct gas_udp_chan *ch);
  * GAS_UDP_NOROOM when no datagram buffer can be had. */
 #define GAS_UDP_NOROOM ((size_t)-1)
 size_t gas_udp_chan_room(struct gas_udp_chan *ch, size_t fixed, size_t want);
+/* Bytes before the data that r will take when appended now: a PUT or
+ * GET_REPLY that continues the stream's last record goes as a 4-byte CONT. */
+size_t gas_udp_chan_fixed(const struct gas_udp_chan *ch, const struct gas_udp_rec *r);
 /* Append a record (after gas_udp_chan_room); returns where its data goes. */
 unsigned char *gas_udp_chan_append(struct gas_udp_chan *ch, const struct gas_udp_rec *r);
 void gas_udp_chan_seal(struct gas_udp_chan *ch, uint64_t now);
