@@ -98,6 +98,12 @@ GAS_CONFIG_ROW(UDP_RTO_INIT, TIME, "20ms", NULL,
                "Retransmission timeout before the first round trip has been measured.")
 GAS_CONFIG_ROW(UDP_ACK_DELAY, TIME, "500us", NULL,
                "How long a receiver may hold a standalone acknowledgement of a one-way stream (sooner when the sender asks or 16 datagrams are unacknowledged).")
+GAS_CONFIG_ROW(UDP_PACE, BOOL, "y", NULL,
+               "Pace the datagrams to each udp peer at a little more than the rate its acknowledgements show the path delivers (twice that in slow start), cut on loss, so a large window does not overrun a queue on the path.")
+GAS_CONFIG_ROW(UDP_PACE_BURST, SIZE, "64k", NULL,
+               "Bytes a paced udp peer may be sent back to back (at least one datagram); a timer sends the rest. Smaller bursts are smoother but wake the progress thread more often.")
+GAS_CONFIG_ROW(UDP_PACE_HEADROOM, RATIO, "25%", NULL,
+               "How far above the measured delivery rate a udp peer is paced (so the rate can grow when the path has room).")
 GAS_CONFIG_ROW(UDP_PEER_TIMEOUT, TIME, "30s", NULL,
                "A peer that acknowledges nothing for this long while operations to it are outstanding is declared dead: those operations fail with GAS_ERR_PEER naming it.")
 GAS_CONFIG_ROW(TEST_UDP_DROP, RATIO, "0", NULL,

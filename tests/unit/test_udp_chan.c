@@ -7,8 +7,9 @@
  *  - sending: sequence numbers, window accounting, cumulative + selective
  *    acks, fast retransmit of the holes, Karn's rule (no RTT sample from a
  *    retransmitted datagram), the completion point;
- *  - timeout: retransmission with back-off, and undoing the window cut of a
- *    timeout whose resent datagram the receiver reports as a duplicate;
+ *  - timeout: the oldest datagram resent with back-off; the next ack tells
+ *    a false alarm (window restored) from a loss (the rest resent), and a
+ *    duplicate report of the resent one undoes the cut too;
  *  - receiving: in-order application with early datagrams held and
  *    duplicates dropped (atomics applied exactly once), immediate acks with
  *    selective bits for a gap, across the sequence-number wrap;
@@ -189,7 +190,8 @@ static void sending(void)
     free(src);
 }
 
-static void timeout(void)
+/* A put of 3 datagrams, all taken; then a timeout: the oldest alone is resent. */
+static uint32_t put3_and_time_out(uint64_t *rto_p, uint64_t *cwnd_p)
 {
     unsigned char src[3000], buf[65536];
     struct gas_udp_hdr h;
@@ -200,23 +202,69 @@ static void timeout(void)
     while (take(buf, &h, 100))
         got++;
     UCHECK(got == 3, "3 datagrams (%d)", got);
-    uint64_t rto = gas_udp_rtt_timeout(&ch->rtt), cwnd = ch->cwnd;
-    sleep_ms((int)(rto / 1000000) + 5);
+    *rto_p = gas_udp_rtt_timeout(&ch->rtt);
+    *cwnd_p = ch->cwnd;
+    sleep_ms((int)(*rto_p / 1000000) + 5);
     pump();
     got = 0;
     while (take(buf, &h, 100)) {
-        UCHECK(h.flags & GAS_UDP_F_RETX, "resent after the timeout");
+        UCHECK((h.flags & GAS_UDP_F_RETX) && h.seq == first, "the oldest resent (%#x)", h.seq);
         got++;
     }
-    UCHECK(got == 3, "all 3 resent after the timeout (%d)", got);
+    UCHECK(got == 1, "only the oldest resent after the timeout (%d)", got);
+    UCHECK(ch->cwnd == ch->cwnd_min && ch->frto, "window at its floor, the verdict pending");
+    return first;
+}
+
+/*
+ * Timeouts (F-RTO): the oldest datagram is resent and the next ack decides.
+ * Acknowledging the others too shows they were not lost: the window comes
+ * back.  Acknowledging only the resent one: the others are lost and resent.
+ * A duplicate report (dsack) of the resent one also undoes the cut.
+ */
+static void timeout(void)
+{
+    unsigned char buf[65536];
+    struct gas_udp_hdr h;
+    uint64_t rto, cwnd;
+    uint32_t first = put3_and_time_out(&rto, &cwnd);
     UCHECK(ch->rtt.backoff == 1 && gas_udp_rtt_timeout(&ch->rtt) == 2 * rto, "backed off");
-    UCHECK(ch->cwnd == ch->cwnd_min, "window at its floor after a timeout");
-    /* The peer reports the first resent one as a duplicate: nothing was lost. */
-    send_ack(first + 3, 0, 3, first + 3);
+    send_ack(first + 3, 0, 0, first + 3);
     pump();
-    UCHECK(ch->cwnd >= cwnd, "window restored (%llu, was %llu)", (unsigned long long)ch->cwnd,
-           (unsigned long long)cwnd);
+    UCHECK(ch->cwnd >= cwnd && !ch->frto, "false alarm: window restored (%llu, was %llu)",
+           (unsigned long long)ch->cwnd, (unsigned long long)cwnd);
     UCHECK(ch->c.spurious == 1, "one needless timeout recorded");
+    UCHECK(ch->una == first + 3 && atomic_load(&ch->cacked) == first + 3, "acknowledged");
+    peer_rx = first + 3;
+    drain();
+
+    uint64_t retx = ch->c.retx;
+    first = put3_and_time_out(&rto, &cwnd);
+    send_ack(first + 1, 0, 0, first + 1); /* only the resent one arrived */
+    pump();
+    int got = 0;
+    while (take(buf, &h, 100)) {
+        UCHECK((h.flags & GAS_UDP_F_RETX) && (h.seq == first + 1 || h.seq == first + 2),
+               "a lost one resent (%#x)", h.seq);
+        got++;
+    }
+    UCHECK(got == 2 && ch->c.retx == retx + 3, "a real loss: the other two resent (%d)", got);
+    UCHECK(ch->cwnd < cwnd && ch->c.spurious == 1 && !ch->frto, "the window stays cut");
+    send_ack(first + 3, 0, 0, first + 3);
+    pump();
+    drain();
+
+    first = put3_and_time_out(&rto, &cwnd);
+    send_ack(first + 1, 0, 1, first + 1); /* first arrived twice: its ack was late */
+    pump();
+    UCHECK(ch->cwnd >= cwnd && ch->c.spurious == 2, "dsack: window restored (%llu, was %llu)",
+           (unsigned long long)ch->cwnd, (unsigned long long)cwnd);
+    got = 0;
+    while (take(buf, &h, 100))
+        got++;
+    UCHECK(got == 0, "nothing else resent (%d)", got);
+    send_ack(first + 3, 0, 0, first + 3);
+    pump();
     UCHECK(ch->una == first + 3 && atomic_load(&ch->cacked) == first + 3, "acknowledged");
     peer_rx = first + 3;
     drain();

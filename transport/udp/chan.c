@@ -81,6 +81,7 @@ static struct gas_udp_chan *chan_new(int rank)
     ch->next_seq = ch->una = ch->snd_nxt = GAS_UDP_SEQ_ISN;
     atomic_init(&ch->cacked, GAS_UDP_SEQ_ISN);
     gas_udp_rtt_init(&ch->rtt, c->rto_init, c->rto_min, c->rto_max);
+    gas_udp_rate_init(&ch->rate, c->pace_burst);
     ch->cwnd = ch->cwnd_min = ch->cwnd_max = ch->ssthresh = ch->get_limit = c->inflight_far;
     ch->last_progress_ns = gas_rt_now_ns();
     return ch;

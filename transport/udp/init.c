@@ -50,6 +50,13 @@ static gas_status_t read_config(struct gas_udp_cfg *c)
     c->rto_init = gas_rt_config_ns(GAS_CFG_UDP_RTO_INIT);
     c->ack_delay = gas_rt_config_ns(GAS_CFG_UDP_ACK_DELAY);
     c->peer_timeout = gas_rt_config_ns(GAS_CFG_UDP_PEER_TIMEOUT);
+    c->pace = gas_rt_config_size(GAS_CFG_UDP_PACE) != 0;
+    c->pace_burst = gas_rt_config_size(GAS_CFG_UDP_PACE_BURST);
+    if (c->pace_burst < c->dgram_accept)
+        c->pace_burst = c->dgram_accept;
+    if (c->pace_burst > (1u << 30))
+        c->pace_burst = 1u << 30;
+    c->pace_gain_ppm = 1000000u + (uint32_t)gas_rt_config_ppm(GAS_CFG_UDP_PACE_HEADROOM);
     if (c->rto_min == 0 || c->peer_timeout == 0)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init",
                             "GAS_UDP_RTO_MIN and GAS_UDP_PEER_TIMEOUT must be above 0");

@@ -10,10 +10,19 @@
  * acknowledged) or by the RFC 6298 timer, and retransmitted before new data.
  * There is one timer per channel, restarted whenever an acknowledgement makes
  * progress (as TCP's), so the tail of a long burst queued at a busy receiver
- * is not taken for lost.  When the receiver reports (dsack) that a datagram
- * resent by a timeout arrived twice, the data was not lost (its ack was late
- * or lost), so the window cut of that timeout is undone.  All functions here
- * are called with the channel's lock held.
+ * is not taken for lost.  A timeout resends only the oldest datagram; the
+ * next acknowledgement decides (F-RTO, RFC 5682): if it acknowledges a
+ * datagram sent before the timeout and never resent, nothing was lost (the
+ * receiver or its acknowledgements were only late: a descheduled process)
+ * and the window cut is undone; else everything sent before the timeout is
+ * taken for lost.  When the receiver reports (dsack) that a datagram resent
+ * by a timeout arrived twice, the cut is undone too.
+ *
+ * Pacing (GAS_UDP_PACE, rate.h): datagrams leave no faster than a multiple
+ * of the delivery rate measured from the acknowledgements, in bursts of at
+ * most GAS_UDP_PACE_BURST; when the bucket is empty a timer sends the rest.
+ * The estimate is cut on a loss.  All functions here are called with the
+ * channel's lock held.
  */
 #include "transport/udp/udp.h"
 #include "runtime/clock.h"
@@ -97,6 +106,36 @@ static void send_batch(struct gas_udp_chan *ch, struct batch *b, int last, uint6
     b->n = 0;
 }
 
+/* The window of the delivery-rate filter: ten round trips, at least 1 ms. */
+static uint64_t rate_window(const struct gas_udp_chan *ch)
+{
+    uint64_t w = 10 * ch->rtt.srtt;
+    return w > 1000000u ? w : 1000000u;
+}
+
+/* Pace at the gain over the estimate (twice it in slow start), or not at all
+ * without an estimate. */
+static void pace_update(struct gas_udp_chan *ch, uint64_t now)
+{
+    const struct gas_udp_cfg *c = &gas_udp_g.cfg;
+    if (!c->pace)
+        return;
+    uint64_t bw = gas_udp_rate_bw(&ch->rate, now);
+    double gain = ch->cwnd < ch->ssthresh ? 2.0 : (double)c->pace_gain_ppm / 1e6;
+    gas_udp_pace_set(&ch->rate, (uint64_t)((double)bw * gain), now);
+}
+
+/* May the pacer let len bytes go now?  If not, a timer sends them when it may. */
+static int pace_allows(struct gas_udp_chan *ch, uint32_t len, uint64_t now)
+{
+    uint64_t when;
+    if (gas_udp_pace_take(&ch->rate, len, now, &when))
+        return 1;
+    ch->pace_at = when;
+    gas_udp_timer_at(when);
+    return 0;
+}
+
 /* May a datagram of len bytes go out now? (Always one when nothing is in flight.) */
 static int window_allows(struct gas_udp_chan *ch, uint32_t len, int is_new)
 {
@@ -123,6 +162,8 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
     if (ch->retry_ns && now < ch->retry_ns)
         return;
     ch->retry_ns = 0;
+    if (ch->inflight == 0)
+        pace_update(ch, now); /* after a pause the estimate may have lapsed */
     struct batch b;
     b.n = 0;
     uint32_t scan = ch->una;
@@ -153,14 +194,22 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
             s = gas_udp_slot_at(ch, seq);
             is_new = 1;
         }
-        if (!window_allows(ch, s->len, is_new))
+        /* A timeout's probe goes whatever the windows and the pacer say. */
+        if (!(ch->rto_probe && !is_new) &&
+            (!window_allows(ch, s->len, is_new) || !pace_allows(ch, s->len, now)))
             break;
+        ch->rto_probe = 0;
+        unsigned snap = (ch->inflight == 0 ? GAS_UDP_SNAP_IDLE : 0) |
+                        (s->ntx ? GAS_UDP_SNAP_RESENT : 0);
         if (is_new) {
             ch->snd_nxt++;
             atomic_fetch_sub_explicit(&ch->queued, s->len - GAS_UDP_HDR_LEN, memory_order_relaxed);
+            if (ch->snd_nxt == ch->next_seq)
+                snap |= GAS_UDP_SNAP_APP; /* nothing else waits: the sender sets the pace */
         } else {
             ch->lost--;
         }
+        gas_udp_rate_snap(&ch->rate, now, snap, &s->snap);
         s->state = SLOT_FLIGHT;
         ch->inflight += s->len;
         atomic_fetch_add(&g->inflight_total, s->len);
@@ -218,10 +267,14 @@ static void mark_lost(struct gas_udp_chan *ch, struct gas_udp_slot *s)
     atomic_fetch_sub(&gas_udp_g.inflight_total, s->len);
 }
 
-static void congestion_event(struct gas_udp_chan *ch, int timeout)
+static void congestion_event(struct gas_udp_chan *ch, int timeout, uint64_t now)
 {
     if (!timeout && ch->in_recovery)
         return; /* one decrease per loss episode */
+    if (!timeout) { /* a timeout cuts the rate once it is known to be no false alarm */
+        gas_udp_rate_cut(&ch->rate, 7, 10, now);
+        pace_update(ch, now);
+    }
     ch->ssthresh = ch->cwnd / 2 > ch->cwnd_min ? ch->cwnd / 2 : ch->cwnd_min;
     ch->cwnd = timeout ? ch->cwnd_min : ch->ssthresh;
     ch->in_recovery = 1;
@@ -229,11 +282,17 @@ static void congestion_event(struct gas_udp_chan *ch, int timeout)
     ch->recover = ch->snd_nxt;
 }
 
-/* Take a slot out of flight as acknowledged; its bytes, for the window. */
-static uint64_t slot_acked(struct gas_udp_chan *ch, struct gas_udp_slot *s, uint64_t *sample_sent)
+/* Take a slot out of flight as acknowledged; its bytes, for the window.
+ * *proof_p is set when it shows that the last timeout was a false alarm
+ * (it was sent before it, once, and arrived). */
+static uint64_t slot_acked(struct gas_udp_chan *ch, struct gas_udp_slot *s, uint64_t *sample_sent,
+                           uint64_t now, int *proof_p)
 {
     if (s->state == SLOT_SACKED)
         return 0;
+    if (s->state == SLOT_FLIGHT && s->ntx == 1 && s->last_ns < ch->backoff_ns)
+        *proof_p = 1;
+    gas_udp_rate_acked(&ch->rate, &s->snap, s->len, now, rate_window(ch));
     if (s->state == SLOT_FLIGHT) {
         ch->inflight -= s->len;
         atomic_fetch_sub(&gas_udp_g.inflight_total, s->len);
@@ -249,19 +308,45 @@ static uint64_t slot_acked(struct gas_udp_chan *ch, struct gas_udp_slot *s, uint
     return s->len;
 }
 
-/* The receiver got number seq twice: if the last timeout resent it, nothing
- * was lost in the network, so the window that timeout cut comes back. */
-static void spurious_check(struct gas_udp_chan *ch, uint32_t seq)
+/* The last timeout was a false alarm: the window it cut comes back. */
+static void undo_timeout(struct gas_udp_chan *ch)
 {
-    if (!ch->spur_check || gas_udp_seq_lt(seq, ch->spur_lo) || gas_udp_seq_ge(seq, ch->spur_hi))
-        return;
     ch->spur_check = 0;
+    ch->frto = 0;
     ch->c.spurious++;
     if (ch->cwnd < ch->spur_cwnd)
         ch->cwnd = ch->spur_cwnd;
     if (ch->ssthresh < ch->spur_ssthresh)
         ch->ssthresh = ch->spur_ssthresh;
     ch->in_recovery = 0;
+}
+
+/* The receiver got number seq twice: if the last timeout resent it, nothing
+ * was lost in the network. */
+static void spurious_check(struct gas_udp_chan *ch, uint32_t seq)
+{
+    if (!ch->spur_check || gas_udp_seq_lt(seq, ch->spur_lo) || gas_udp_seq_ge(seq, ch->spur_hi))
+        return;
+    undo_timeout(ch);
+}
+
+/* The first acknowledgement after a timeout (F-RTO): a false alarm when it
+ * covers a datagram sent before the timeout and never resent; else every
+ * datagram sent before the timeout and still out is lost, and the rate
+ * estimate is halved. */
+static void frto_verdict(struct gas_udp_chan *ch, int proof, uint64_t now)
+{
+    if (proof) {
+        undo_timeout(ch);
+        return;
+    }
+    ch->frto = 0;
+    for (uint32_t seq = ch->una; seq != ch->snd_nxt; seq++) {
+        struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
+        if (s->state == SLOT_FLIGHT && s->last_ns < ch->backoff_ns)
+            mark_lost(ch, s);
+    }
+    gas_udp_rate_cut(&ch->rate, 1, 2, now);
 }
 
 int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, uint64_t now)
@@ -273,9 +358,10 @@ int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, ui
     if (h->dsack)
         spurious_check(ch, ack - h->dsack);
     uint64_t acked = 0, sample_sent = 0, old_sacked = ch->sacked_txorder;
+    int proof = 0;
     while (gas_udp_seq_lt(ch->una, ack)) {
         struct gas_udp_slot *s = gas_udp_slot_at(ch, ch->una);
-        acked += slot_acked(ch, s, &sample_sent);
+        acked += slot_acked(ch, s, &sample_sent, now, &proof);
         gas_udp_buf_put(ch, s->buf);
         s->buf = NULL;
         ch->una++;
@@ -289,10 +375,12 @@ int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, ui
         struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
         if (s->state != SLOT_SACKED && s->txorder > ch->sacked_txorder)
             ch->sacked_txorder = s->txorder;
-        acked += slot_acked(ch, s, &sample_sent);
+        acked += slot_acked(ch, s, &sample_sent, now, &proof);
     }
     if (sample_sent && now > sample_sent)
         gas_udp_rtt_sample(&ch->rtt, now - sample_sent);
+    if (acked && ch->frto)
+        frto_verdict(ch, proof, now);
     if (acked) {
         ch->last_progress_ns = now;
         ch->rto_at = ch->inflight ? now + gas_udp_rtt_timeout(&ch->rtt) : 0;
@@ -318,8 +406,10 @@ int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, ui
             }
         }
         if (loss)
-            congestion_event(ch, 0);
+            congestion_event(ch, 0, now);
     }
+    if (acked)
+        pace_update(ch, now);
     return 0;
 }
 
@@ -360,29 +450,30 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now)
         return GAS_UDP_NEVER;
     uint64_t next = GAS_UDP_NEVER;
     if (ch->rto_at && now >= ch->rto_at) {
-        /* No progress for a whole timeout: what has been out that long is lost. */
+        /* No progress for a whole timeout: resend the oldest datagram out
+         * that long, whatever the windows say; the next acknowledgement
+         * tells whether the others were lost too (frto_verdict). */
         uint64_t rto = gas_udp_rtt_timeout(&ch->rtt);
-        uint64_t cwnd = ch->cwnd, ssthresh = ch->ssthresh;
-        int expired = 0;
         for (uint32_t seq = ch->una; seq != ch->snd_nxt; seq++) {
             struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
-            if (s->state == SLOT_FLIGHT && now >= s->last_ns + rto) {
-                if (!expired)
-                    ch->spur_lo = seq;
-                ch->spur_hi = seq + 1;
-                mark_lost(ch, s);
-                expired = 1;
+            if (s->state != SLOT_FLIGHT || now < s->last_ns + rto)
+                continue;
+            if (!ch->frto) {
+                ch->spur_cwnd = ch->cwnd;
+                ch->spur_ssthresh = ch->ssthresh;
+                congestion_event(ch, 1, now);
+                ch->frto = 1;
             }
-        }
-        if (expired) {
-            gas_udp_rtt_backoff(&ch->rtt);
-            congestion_event(ch, 1);
-            ch->backoff_ns = now;
+            mark_lost(ch, s);
+            ch->rto_probe = 1;
+            ch->spur_lo = seq;
+            ch->spur_hi = seq + 1;
             ch->spur_check = 1;
-            ch->spur_cwnd = cwnd;
-            ch->spur_ssthresh = ssthresh;
+            gas_udp_rtt_backoff(&ch->rtt);
+            ch->backoff_ns = now;
+            break;
         }
-        ch->rto_at = ch->inflight ? now + gas_udp_rtt_timeout(&ch->rtt) : 0;
+        ch->rto_at = ch->inflight || ch->lost ? now + gas_udp_rtt_timeout(&ch->rtt) : 0;
     }
     if (ch->una != ch->next_seq || atomic_load(&ch->cacked) != ch->next_seq) {
         uint64_t quiet_for = now > ch->last_progress_ns ? now - ch->last_progress_ns : 0;
@@ -415,6 +506,8 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now)
     }
     if (ch->retry_ns && ch->retry_ns > now && ch->retry_ns < next)
         next = ch->retry_ns;
+    if (ch->pace_at && now >= ch->pace_at)
+        ch->pace_at = 0; /* the push below sends what the pacer held */
     if (ch->lost || ch->snd_nxt != ch->next_seq || (ch->open && ch->open_len > GAS_UDP_HDR_LEN))
         gas_udp_chan_push(ch, now, 1);
     if (ch->ack_due_ns) {
@@ -425,5 +518,7 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now)
     }
     if (ch->rto_at && ch->rto_at < next)
         next = ch->rto_at;
+    if (ch->pace_at && ch->pace_at < next)
+        next = ch->pace_at;
     return next;
 }

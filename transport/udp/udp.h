@@ -30,6 +30,7 @@
 
 #include "runtime/wait.h"
 #include "transport/transport.h"
+#include "transport/udp/rate.h"
 #include "transport/udp/rtt.h"
 #include "transport/udp/rxwin.h"
 #include "transport/udp/seq.h"
@@ -54,6 +55,9 @@ struct gas_udp_cfg {
     uint32_t window;         /* datagrams in flight per peer */
     uint64_t inflight_near, inflight_far, inflight_total, send_queue;
     uint64_t rto_min, rto_max, rto_init, ack_delay, peer_timeout;
+    int pace;                /* pace at the estimated delivery rate */
+    uint64_t pace_burst;     /* bytes that may leave back to back */
+    uint32_t pace_gain_ppm;  /* pacing rate / estimate, in congestion avoidance */
     int poll_mode;
     uint32_t drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
     uint64_t fault_delay;
@@ -73,6 +77,7 @@ struct gas_udp_slot {
     uint32_t cack;         /* the reverse stream's delivery point when sealed */
     uint8_t state, ntx;
     uint64_t first_ns, last_ns, txorder;
+    struct gas_udp_rate_snap snap; /* delivery-rate state at its last transmission */
 };
 
 enum gas_udp_op_kind { OP_FREE, OP_PUT, OP_GET, OP_AMO };
@@ -117,6 +122,10 @@ struct gas_udp_chan {
     uint64_t backoff_ns;         /* last timeout: older datagrams give no RTT samples */
     uint32_t spur_lo, spur_hi;   /* what the last timeout resent, until proven needed or not */
     int spur_check;
+    int frto;                    /* a timeout resent the oldest datagram: was it lost? (F-RTO) */
+    int rto_probe;               /* that datagram goes out whatever the windows say */
+    struct gas_udp_rate rate;    /* delivery-rate estimate and pacing */
+    uint64_t pace_at;            /* paced: the next datagram may leave then (0: none waits) */
     uint64_t spur_cwnd, spur_ssthresh; /* the window before that timeout, to restore */
     uint64_t last_progress_ns, retry_ns;
     uint64_t last_rx_ns;         /* the peer's last datagram */
