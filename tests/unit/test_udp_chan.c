@@ -9,7 +9,10 @@
  *    retransmitted datagram), the completion point;
  *  - timeout: the oldest datagram resent with back-off; the next ack tells
  *    a false alarm (window restored) from a loss (the rest resent), and a
- *    duplicate report of the resent one undoes the cut too;
+ *    duplicate report of the resent one undoes the cut too; the tail-loss
+ *    probe resends the newest datagram once, window untouched; a loss
+ *    shrinks the window by 15% when the recent loss rate is low, by half
+ *    when it is high;
  *  - receiving: in-order application with early datagrams held and
  *    duplicates dropped (atomics applied exactly once), immediate acks with
  *    selective bits for a gap, across the sequence-number wrap;
@@ -268,6 +271,95 @@ static void timeout(void)
     UCHECK(ch->una == first + 3 && atomic_load(&ch->cacked) == first + 3, "acknowledged");
     peer_rx = first + 3;
     drain();
+}
+
+/*
+ * Tail-loss probe: with the round trip set to 1 ms and the timeout to
+ * 250 ms, a flight that nobody acknowledges gets its newest datagram sent
+ * again (asking for an acknowledgement) long before the timeout, once, and
+ * without touching the window.
+ */
+static void tail_probe(void)
+{
+    unsigned char src[3000], buf[65536];
+    struct gas_udp_hdr h;
+    memset(src, 9, sizeof src);
+    ch->rtt.srtt = 1000000;
+    ch->rtt.rttvar = 0;
+    ch->rtt.rto = ch->rtt.max;
+    ch->rtt.backoff = 0;
+    uint32_t first = ch->next_seq;
+    uint64_t retx = ch->c.retx;
+    UCHECK(gas_udp_ops.put(&ch->base, 4096, src, sizeof src, NULL) == GAS_INPROGRESS, "put");
+    int got = 0;
+    while (take(buf, &h, 100))
+        got++;
+    UCHECK(got == 3, "3 datagrams (%d)", got);
+    uint64_t cwnd = ch->cwnd;
+    sleep_ms(20);
+    pump();
+    got = 0;
+    while (take(buf, &h, 100)) {
+        UCHECK(h.seq == first + 2 && (h.flags & GAS_UDP_F_RETX) && (h.flags & GAS_UDP_F_ACKREQ),
+               "the newest resent, asking for an ack (%#x, flags %#x)", h.seq, h.flags);
+        got++;
+    }
+    UCHECK(got == 1 && ch->c.retx == retx + 1, "one probe (%d)", got);
+    UCHECK(ch->cwnd == cwnd && !ch->frto && !ch->in_recovery, "the window untouched");
+    sleep_ms(20);
+    pump();
+    UCHECK(take(buf, &h, 50) == 0, "one probe per flight");
+    send_ack(first + 3, 0, 1, first + 3); /* the probe arrived twice */
+    pump();
+    UCHECK(ch->una == first + 3 && ch->inflight == 0 && !ch->tlp_out, "acknowledged");
+    peer_rx = first + 3;
+    drain();
+}
+
+/* Ten datagrams in flight; the peer acknowledges all but the fourth: it is
+ * lost.  The window (in congestion avoidance, w datagrams) afterwards. */
+static double lose_one(uint64_t w)
+{
+    unsigned char buf[65536];
+    struct gas_udp_hdr h;
+    uint64_t dg = gas_udp_g.cfg.dgram_max;
+    ch->cwnd = ch->ssthresh = w * dg;
+    ch->in_recovery = 0;
+    uint32_t first = ch->next_seq;
+    size_t n = 10 * (dg - GAS_UDP_HDR_LEN - GAS_UDP_CONT_LEN);
+    unsigned char *src = calloc(1, n);
+    UCHECK(gas_udp_ops.put(&ch->base, 8192, src, n, NULL) == GAS_INPROGRESS, "put");
+    while (take(buf, &h, 100))
+        ;
+    UCHECK(ch->snd_nxt == first + 10, "10 out (%u)", ch->snd_nxt - first);
+    send_ack(first + 3, 0x3f, 0, first + 3); /* 3 arrived, then a gap, then 6 */
+    pump();
+    double after = (double)ch->cwnd / (double)dg;
+    UCHECK(ch->in_recovery && slot(first + 3)->state != SLOT_SACKED, "the fourth taken for lost");
+    while (take(buf, &h, 100))
+        ;
+    send_ack(first + 10, 0, 0, first + 10);
+    pump();
+    peer_rx = ch->rx.next;
+    drain();
+    free(src);
+    return after;
+}
+
+/*
+ * The response to a loss depends on the recent loss rate: with little loss
+ * (random loss on a lossy link) the window shrinks by 15%; when much was
+ * lost lately (a queue that overflows) it halves.
+ */
+static void loss_response(void)
+{
+    ch->loss_avg = 0;
+    double w = lose_one(100);
+    UCHECK(w >= 84 && w <= 100 * 0.85 + 9, "little loss lately: 15%% off (%.1f of 100)", w);
+    ch->loss_avg = 65536 / 10; /* 10% */
+    w = lose_one(100);
+    UCHECK(w >= 49 && w <= 50 + 9, "much loss lately: halved (%.1f of 100)", w);
+    ch->loss_avg = 0;
 }
 
 /* Datagrams from the test, each adding 1 to a counter (non-fetching atomic). */
@@ -584,6 +676,8 @@ int main(void)
     UCHECK(ch->near, "loopback is the near link class");
     sending();
     timeout();
+    tail_probe();
+    loss_response();
     receiving();
     bounds();
     continuations();

@@ -56,7 +56,8 @@ static gas_status_t read_config(struct gas_udp_cfg *c)
         c->pace_burst = c->dgram_accept;
     if (c->pace_burst > (1u << 30))
         c->pace_burst = 1u << 30;
-    c->pace_gain_ppm = 1000000u + (uint32_t)gas_rt_config_ppm(GAS_CFG_UDP_PACE_HEADROOM);
+    c->pace_headroom_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_UDP_PACE_HEADROOM);
+    c->loss_tolerance_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_UDP_LOSS_TOLERANCE);
     if (c->rto_min == 0 || c->peer_timeout == 0)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init",
                             "GAS_UDP_RTO_MIN and GAS_UDP_PEER_TIMEOUT must be above 0");

@@ -1,28 +1,16 @@
 /*
  * send.c - the send side of a channel: what may go out (the window in
- * datagrams, the congestion window in bytes: AIMD, slow start, +1 datagram per
- * round trip, halved once per loss episode, back to its floor on a timeout;
- * ceiling GAS_UDP_INFLIGHT_NEAR/FAR; and the rank's total bytes in flight),
- * batched transmission, acknowledgements in (cumulative, selective, dsack),
- * standalone acknowledgements out, loss detection and the timers.
+ * datagrams, the congestion window in bytes, the rank's total bytes in
+ * flight, and the pacer), batched transmission with losses first,
+ * standalone acknowledgements, answers sent again for a peer that timed
+ * out, and the channel's timers.  Acknowledgements in and the response to
+ * loss are recovery.c.
  *
- * Losses are found by selective acks (a datagram with three later-sent ones
- * acknowledged) or by the RFC 6298 timer, and retransmitted before new data.
- * There is one timer per channel, restarted whenever an acknowledgement makes
- * progress (as TCP's), so the tail of a long burst queued at a busy receiver
- * is not taken for lost.  A timeout resends only the oldest datagram; the
- * next acknowledgement decides (F-RTO, RFC 5682): if it acknowledges a
- * datagram sent before the timeout and never resent, nothing was lost (the
- * receiver or its acknowledgements were only late: a descheduled process)
- * and the window cut is undone; else everything sent before the timeout is
- * taken for lost.  When the receiver reports (dsack) that a datagram resent
- * by a timeout arrived twice, the cut is undone too.
- *
- * Pacing (GAS_UDP_PACE, rate.h): datagrams leave no faster than a multiple
- * of the delivery rate measured from the acknowledgements, in bursts of at
- * most GAS_UDP_PACE_BURST; when the bucket is empty a timer sends the rest.
- * The estimate is cut on a loss.  All functions here are called with the
- * channel's lock held.
+ * Pacing (GAS_UDP_PACE, rate.h): datagrams leave no faster than the
+ * delivery rate measured from the acknowledgements times a gain (below), in
+ * bursts of at most GAS_UDP_PACE_BURST; when the bucket is empty a timer
+ * sends the rest.  All functions here are called with the channel's lock
+ * held.
  */
 #include "transport/udp/udp.h"
 #include "runtime/clock.h"
@@ -96,33 +84,38 @@ static void send_batch(struct gas_udp_chan *ch, struct batch *b, int last, uint6
         ch->ack_due_ns = 0;
         ch->have_dsack = 0;
         atomic_store_explicit(&g->last_activity_ns, now, memory_order_relaxed);
-        if (ch->rto_at == 0) {
-            ch->rto_at = now + gas_udp_rtt_timeout(&ch->rtt);
-            gas_udp_timer_at(ch->rto_at);
-        }
+        gas_udp_loss_sent(ch, now);
     }
     if (took < b->n)
         gas_udp_timer_at(ch->retry_ns);
     b->n = 0;
 }
 
-/* The window of the delivery-rate filter: ten round trips, at least 1 ms. */
-static uint64_t rate_window(const struct gas_udp_chan *ch)
+/*
+ * The pacing gain over the estimate: twice it in slow start; during loss
+ * recovery the estimate itself; otherwise a cycle of eight round trips
+ * (as TCP BBR's): one at 1 + headroom to find out whether the path has more
+ * room, one at 1 - headroom to drain what that queued, six at the estimate,
+ * so a window larger than the path's queue does not keep it overflowing.
+ */
+static double pace_gain(const struct gas_udp_chan *ch, uint64_t now)
 {
-    uint64_t w = 10 * ch->rtt.srtt;
-    return w > 1000000u ? w : 1000000u;
+    double h = (double)gas_udp_g.cfg.pace_headroom_ppm / 1e6;
+    if (ch->in_recovery)
+        return 1.0;
+    if (ch->cwnd < ch->ssthresh)
+        return 2.0;
+    uint64_t rtt = ch->rtt.srtt > 100000u ? ch->rtt.srtt : 100000u;
+    unsigned phase = (unsigned)(now / rtt % 8);
+    return phase == 0 ? 1.0 + h : phase == 1 ? 1.0 - h : 1.0;
 }
 
-/* Pace at the gain over the estimate (twice it in slow start), or not at all
- * without an estimate. */
-static void pace_update(struct gas_udp_chan *ch, uint64_t now)
+void gas_udp_pace_update(struct gas_udp_chan *ch, uint64_t now)
 {
-    const struct gas_udp_cfg *c = &gas_udp_g.cfg;
-    if (!c->pace)
+    if (!gas_udp_g.cfg.pace)
         return;
     uint64_t bw = gas_udp_rate_bw(&ch->rate, now);
-    double gain = ch->cwnd < ch->ssthresh ? 2.0 : (double)c->pace_gain_ppm / 1e6;
-    gas_udp_pace_set(&ch->rate, (uint64_t)((double)bw * gain), now);
+    gas_udp_pace_set(&ch->rate, (uint64_t)((double)bw * pace_gain(ch, now)), now);
 }
 
 /* May the pacer let len bytes go now?  If not, a timer sends them when it may. */
@@ -163,7 +156,7 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
         return;
     ch->retry_ns = 0;
     if (ch->inflight == 0)
-        pace_update(ch, now); /* after a pause the estimate may have lapsed */
+        gas_udp_pace_update(ch, now); /* after a pause the estimate may have lapsed */
     struct batch b;
     b.n = 0;
     uint32_t scan = ch->una;
@@ -257,172 +250,6 @@ void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags)
     }
 }
 
-/* ---- acknowledgements ---- */
-
-static void mark_lost(struct gas_udp_chan *ch, struct gas_udp_slot *s)
-{
-    s->state = SLOT_LOST;
-    ch->lost++;
-    ch->inflight -= s->len;
-    atomic_fetch_sub(&gas_udp_g.inflight_total, s->len);
-}
-
-static void congestion_event(struct gas_udp_chan *ch, int timeout, uint64_t now)
-{
-    if (!timeout && ch->in_recovery)
-        return; /* one decrease per loss episode */
-    if (!timeout) { /* a timeout cuts the rate once it is known to be no false alarm */
-        gas_udp_rate_cut(&ch->rate, 7, 10, now);
-        pace_update(ch, now);
-    }
-    ch->ssthresh = ch->cwnd / 2 > ch->cwnd_min ? ch->cwnd / 2 : ch->cwnd_min;
-    ch->cwnd = timeout ? ch->cwnd_min : ch->ssthresh;
-    ch->in_recovery = 1;
-    ch->rec_timeout = timeout; /* after a timeout the window slow-starts again at once */
-    ch->recover = ch->snd_nxt;
-}
-
-/* Take a slot out of flight as acknowledged; its bytes, for the window.
- * *proof_p is set when it shows that the last timeout was a false alarm
- * (it was sent before it, once, and arrived). */
-static uint64_t slot_acked(struct gas_udp_chan *ch, struct gas_udp_slot *s, uint64_t *sample_sent,
-                           uint64_t now, int *proof_p)
-{
-    if (s->state == SLOT_SACKED)
-        return 0;
-    if (s->state == SLOT_FLIGHT && s->ntx == 1 && s->last_ns < ch->backoff_ns)
-        *proof_p = 1;
-    gas_udp_rate_acked(&ch->rate, &s->snap, s->len, now, rate_window(ch));
-    if (s->state == SLOT_FLIGHT) {
-        ch->inflight -= s->len;
-        atomic_fetch_sub(&gas_udp_g.inflight_total, s->len);
-    } else if (s->state == SLOT_LOST) {
-        ch->lost--;
-    }
-    /* Karn: only a datagram sent once gives an unambiguous sample, and after
-     * a timeout only one first sent after it (else the back-off is undone by
-     * the short round trips of datagrams sent before the trouble). */
-    if (s->ntx == 1 && s->first_ns >= ch->backoff_ns && s->last_ns > *sample_sent)
-        *sample_sent = s->last_ns;
-    s->state = SLOT_SACKED;
-    return s->len;
-}
-
-/* The last timeout was a false alarm: the window it cut comes back. */
-static void undo_timeout(struct gas_udp_chan *ch)
-{
-    ch->spur_check = 0;
-    ch->frto = 0;
-    ch->c.spurious++;
-    if (ch->cwnd < ch->spur_cwnd)
-        ch->cwnd = ch->spur_cwnd;
-    if (ch->ssthresh < ch->spur_ssthresh)
-        ch->ssthresh = ch->spur_ssthresh;
-    ch->in_recovery = 0;
-}
-
-/* The receiver got number seq twice: if the last timeout resent it, nothing
- * was lost in the network. */
-static void spurious_check(struct gas_udp_chan *ch, uint32_t seq)
-{
-    if (!ch->spur_check || gas_udp_seq_lt(seq, ch->spur_lo) || gas_udp_seq_ge(seq, ch->spur_hi))
-        return;
-    undo_timeout(ch);
-}
-
-/* The first acknowledgement after a timeout (F-RTO): a false alarm when it
- * covers a datagram sent before the timeout and never resent; else every
- * datagram sent before the timeout and still out is lost, and the rate
- * estimate is halved. */
-static void frto_verdict(struct gas_udp_chan *ch, int proof, uint64_t now)
-{
-    if (proof) {
-        undo_timeout(ch);
-        return;
-    }
-    ch->frto = 0;
-    for (uint32_t seq = ch->una; seq != ch->snd_nxt; seq++) {
-        struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
-        if (s->state == SLOT_FLIGHT && s->last_ns < ch->backoff_ns)
-            mark_lost(ch, s);
-    }
-    gas_udp_rate_cut(&ch->rate, 1, 2, now);
-}
-
-int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, uint64_t now)
-{
-    uint32_t ack = h->ack;
-    uint64_t sack = h->sack;
-    if (gas_udp_seq_gt(ack, ch->snd_nxt))
-        return -1;
-    if (h->dsack)
-        spurious_check(ch, ack - h->dsack);
-    uint64_t acked = 0, sample_sent = 0, old_sacked = ch->sacked_txorder;
-    int proof = 0;
-    while (gas_udp_seq_lt(ch->una, ack)) {
-        struct gas_udp_slot *s = gas_udp_slot_at(ch, ch->una);
-        acked += slot_acked(ch, s, &sample_sent, now, &proof);
-        gas_udp_buf_put(ch, s->buf);
-        s->buf = NULL;
-        ch->una++;
-    }
-    for (unsigned i = 0; i < 64 && sack >> i; i++) {
-        uint32_t seq = ack + 1 + i;
-        if (!(sack >> i & 1) || gas_udp_seq_lt(seq, ch->una))
-            continue;
-        if (gas_udp_seq_ge(seq, ch->snd_nxt))
-            break;
-        struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
-        if (s->state != SLOT_SACKED && s->txorder > ch->sacked_txorder)
-            ch->sacked_txorder = s->txorder;
-        acked += slot_acked(ch, s, &sample_sent, now, &proof);
-    }
-    if (sample_sent && now > sample_sent)
-        gas_udp_rtt_sample(&ch->rtt, now - sample_sent);
-    if (acked && ch->frto)
-        frto_verdict(ch, proof, now);
-    if (acked) {
-        ch->last_progress_ns = now;
-        ch->rto_at = ch->inflight ? now + gas_udp_rtt_timeout(&ch->rtt) : 0;
-        if (!ch->in_recovery || ch->rec_timeout) {
-            if (ch->cwnd < ch->ssthresh)
-                ch->cwnd += acked;
-            else
-                ch->cwnd += (uint64_t)gas_udp_g.cfg.dgram_max * acked / ch->cwnd + 1;
-            if (ch->cwnd > ch->cwnd_max)
-                ch->cwnd = ch->cwnd_max;
-        }
-    }
-    if (ch->in_recovery && gas_udp_seq_ge(ch->una, ch->recover))
-        ch->in_recovery = 0;
-    if (ch->sacked_txorder > old_sacked) {
-        /* Three datagrams sent after this one arrived: it was lost. */
-        int loss = 0;
-        for (uint32_t seq = ch->una; seq != ch->snd_nxt; seq++) {
-            struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
-            if (s->state == SLOT_FLIGHT && s->txorder + GAS_UDP_DUPTHRESH <= ch->sacked_txorder) {
-                mark_lost(ch, s);
-                loss = 1;
-            }
-        }
-        if (loss)
-            congestion_event(ch, 0, now);
-    }
-    if (acked)
-        pace_update(ch, now);
-    return 0;
-}
-
-void gas_udp_chan_cack(struct gas_udp_chan *ch, uint32_t cack, uint64_t now)
-{
-    uint32_t cur = atomic_load_explicit(&ch->cacked, memory_order_relaxed);
-    if (gas_udp_seq_gt(cack, cur) && gas_udp_seq_le(cack, ch->next_seq)) {
-        atomic_store_explicit(&ch->cacked, cack, memory_order_release);
-        ch->last_progress_ns = now;
-        ch->probe_backoff = 0;
-    }
-}
-
 void gas_udp_chan_resend_replies(struct gas_udp_chan *ch, uint32_t dup, uint64_t now)
 {
     /* The peer sent `dup` again, so it may not have our answer: the answer
@@ -435,7 +262,7 @@ void gas_udp_chan_resend_replies(struct gas_udp_chan *ch, uint32_t dup, uint64_t
     for (uint32_t seq = ch->una; seq != ch->snd_nxt && n < 4; seq++) {
         struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
         if (s->state == SLOT_FLIGHT && gas_udp_seq_gt(s->cack, dup) && now - s->last_ns > recent) {
-            mark_lost(ch, s);
+            gas_udp_mark_lost(ch, s);
             n++;
         }
     }
@@ -448,33 +275,7 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now)
     const struct gas_udp_cfg *c = &gas_udp_g.cfg;
     if (atomic_load_explicit(&ch->dead, memory_order_relaxed))
         return GAS_UDP_NEVER;
-    uint64_t next = GAS_UDP_NEVER;
-    if (ch->rto_at && now >= ch->rto_at) {
-        /* No progress for a whole timeout: resend the oldest datagram out
-         * that long, whatever the windows say; the next acknowledgement
-         * tells whether the others were lost too (frto_verdict). */
-        uint64_t rto = gas_udp_rtt_timeout(&ch->rtt);
-        for (uint32_t seq = ch->una; seq != ch->snd_nxt; seq++) {
-            struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
-            if (s->state != SLOT_FLIGHT || now < s->last_ns + rto)
-                continue;
-            if (!ch->frto) {
-                ch->spur_cwnd = ch->cwnd;
-                ch->spur_ssthresh = ch->ssthresh;
-                congestion_event(ch, 1, now);
-                ch->frto = 1;
-            }
-            mark_lost(ch, s);
-            ch->rto_probe = 1;
-            ch->spur_lo = seq;
-            ch->spur_hi = seq + 1;
-            ch->spur_check = 1;
-            gas_udp_rtt_backoff(&ch->rtt);
-            ch->backoff_ns = now;
-            break;
-        }
-        ch->rto_at = ch->inflight || ch->lost ? now + gas_udp_rtt_timeout(&ch->rtt) : 0;
-    }
+    uint64_t next = gas_udp_loss_timers(ch, now);
     if (ch->una != ch->next_seq || atomic_load(&ch->cacked) != ch->next_seq) {
         uint64_t quiet_for = now > ch->last_progress_ns ? now - ch->last_progress_ns : 0;
         if (quiet_for >= c->peer_timeout) {
@@ -516,8 +317,6 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now)
         else if (ch->ack_due_ns < next)
             next = ch->ack_due_ns;
     }
-    if (ch->rto_at && ch->rto_at < next)
-        next = ch->rto_at;
     if (ch->pace_at && ch->pace_at < next)
         next = ch->pace_at;
     return next;

@@ -10,7 +10,9 @@
  *   sock.c       socket, address choice, batched send/receive, fault injection
  *   chan.c       per-peer channel: making it, filling and sealing datagrams,
  *                operations awaiting answers, declaring a peer dead
- *   send.c       send side: windows, congestion, transmission, acks, loss, timers
+ *   rate.[ch]    delivery-rate estimate from acknowledgements, and the pacer
+ *   send.c       send side: windows, pacing, transmission, standalone acks, timers
+ *   recovery.c   acknowledgements in, loss detection and response, timeouts, probes
  *   rx.c         receive side: checks, in-order delivery, applying records
  *   ops.c        the ops table: routes, put/get/atomics, quiet, counters
  *   init.c       set-up and tear-down: configuration, sockets, threads, goodbyes
@@ -57,7 +59,8 @@ struct gas_udp_cfg {
     uint64_t rto_min, rto_max, rto_init, ack_delay, peer_timeout;
     int pace;                /* pace at the estimated delivery rate */
     uint64_t pace_burst;     /* bytes that may leave back to back */
-    uint32_t pace_gain_ppm;  /* pacing rate / estimate, in congestion avoidance */
+    uint32_t pace_headroom_ppm; /* pacing above (and below) the estimate while probing */
+    uint32_t loss_tolerance_ppm; /* loss rates below it shrink the window by 15%, not half */
     int poll_mode;
     uint32_t drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
     uint64_t fault_delay;
@@ -123,7 +126,12 @@ struct gas_udp_chan {
     uint32_t spur_lo, spur_hi;   /* what the last timeout resent, until proven needed or not */
     int spur_check;
     int frto;                    /* a timeout resent the oldest datagram: was it lost? (F-RTO) */
-    int rto_probe;               /* that datagram goes out whatever the windows say */
+    int rto_probe;               /* a probe goes out whatever the windows say (timeout, tail) */
+    uint64_t tlp_at;             /* tail-loss probe due (0: none) */
+    int tlp_out;                 /* a tail-loss probe is out, no progress since */
+    int32_t loss_avg;            /* moving average of lost datagrams, of 65536 */
+    uint32_t ep_flight, ep_lost; /* this loss episode: datagrams out at its start, lost */
+    int ep_cut;                  /* the rate estimate was cut in this episode */
     struct gas_udp_rate rate;    /* delivery-rate estimate and pacing */
     uint64_t pace_at;            /* paced: the next datagram may leave then (0: none waits) */
     uint64_t spur_cwnd, spur_ssthresh; /* the window before that timeout, to restore */
@@ -260,6 +268,8 @@ struct gas_udp_op *gas_udp_op_find(struct gas_udp_chan *ch, uint32_t id);
 void gas_udp_op_finish(struct gas_udp_chan *ch, struct gas_udp_op *op);
 
 /* ---- send.c ---- */
+/* Set the pacing rate from the delivery-rate estimate (GAS_UDP_PACE). */
+void gas_udp_pace_update(struct gas_udp_chan *ch, uint64_t now);
 /*
  * Send what the windows allow (losses first, then new datagrams).  Unless
  * flush, a part-filled open datagram stays open (corked) while GAS_UDP_CORK
@@ -269,16 +279,24 @@ void gas_udp_op_finish(struct gas_udp_chan *ch, struct gas_udp_op *op);
  */
 #define GAS_UDP_CORK 8
 void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush);
-/* An acknowledgement from the peer; -1 when it acknowledges what was never sent. */
-int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, uint64_t now);
-/* A completion point from the peer's stream (see wire.h, cack). */
-void gas_udp_chan_cack(struct gas_udp_chan *ch, uint32_t cack, uint64_t now);
 /* A standalone acknowledgement; flags may add GAS_UDP_F_ACKREQ (a probe). */
 void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags);
 /* Retransmission, delayed-ack and peer timers; returns the next deadline. */
 uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now);
 /* A duplicate of our peer's datagram dup arrived: resend replies to it. */
 void gas_udp_chan_resend_replies(struct gas_udp_chan *ch, uint32_t dup, uint64_t now);
+
+/* ---- recovery.c ---- */
+/* An acknowledgement from the peer; -1 when it acknowledges what was never sent. */
+int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, uint64_t now);
+/* A completion point from the peer's stream (see wire.h, cack). */
+void gas_udp_chan_cack(struct gas_udp_chan *ch, uint32_t cack, uint64_t now);
+/* Take a datagram in flight for lost (it is sent again before new data). */
+void gas_udp_mark_lost(struct gas_udp_chan *ch, struct gas_udp_slot *s);
+/* Datagrams went out now: arm the retransmission timer and the tail-loss probe. */
+void gas_udp_loss_sent(struct gas_udp_chan *ch, uint64_t now);
+/* Fire the retransmission timer or the tail-loss probe when due; the next deadline. */
+uint64_t gas_udp_loss_timers(struct gas_udp_chan *ch, uint64_t now);
 
 /* ---- rx.c ---- */
 /* Receive and handle one batch; returns datagrams handled (0: none waiting). */
