@@ -49,6 +49,7 @@ static void set_addr(struct gas_udp_chan *ch, const unsigned char *a)
     uint64_t node = gas_boot_get_u64(a + 16);
     ch->near = node == g->env.node_id ||
                (ch->addr.sin_addr.s_addr & g->self_mask) == (g->self.sin_addr.s_addr & g->self_mask);
+    ch->paced = c->pace && node != g->env.node_id; /* loopback has no queue to overrun */
     ch->cwnd_max = ch->near ? c->inflight_near : c->inflight_far;
     if (ch->cwnd_max < c->dgram_max)
         ch->cwnd_max = c->dgram_max;

@@ -12,10 +12,11 @@
  * more to send (application-limited) only counts when it raises it.  With
  * no sample in two windows there is no estimate, and nothing is paced.
  *
- * Pacing: a token bucket that fills at gain x estimate, up to `burst` bytes
- * (what may leave back to back).  On a loss the estimate is cut (back-off),
- * and samples from datagrams sent before the cut are ignored, so only what
- * the path delivers afterwards raises it again.
+ * Pacing: a token bucket that fills at the rate the caller sets (send.c:
+ * the estimate times a gain), up to `burst` bytes (what may leave back to
+ * back).  On heavy loss the caller cuts the estimate (back-off), and
+ * samples from datagrams sent before the cut are ignored, so only what the
+ * path delivers afterwards raises it again.
  *
  * Pure bookkeeping on times the caller passes in (ns), unit-tested alone.
  */

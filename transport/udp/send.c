@@ -91,31 +91,23 @@ static void send_batch(struct gas_udp_chan *ch, struct batch *b, int last, uint6
     b->n = 0;
 }
 
-/*
- * The pacing gain over the estimate: twice it in slow start; during loss
- * recovery the estimate itself; otherwise a cycle of eight round trips
- * (as TCP BBR's): one at 1 + headroom to find out whether the path has more
- * room, one at 1 - headroom to drain what that queued, six at the estimate,
- * so a window larger than the path's queue does not keep it overflowing.
- */
-static double pace_gain(const struct gas_udp_chan *ch, uint64_t now)
+/* The pacing gain over the estimate: twice it in slow start, the estimate
+ * itself during loss recovery, else 1 + headroom (so the rate can grow). */
+static double pace_gain(const struct gas_udp_chan *ch)
 {
-    double h = (double)gas_udp_g.cfg.pace_headroom_ppm / 1e6;
     if (ch->in_recovery)
         return 1.0;
     if (ch->cwnd < ch->ssthresh)
         return 2.0;
-    uint64_t rtt = ch->rtt.srtt > 100000u ? ch->rtt.srtt : 100000u;
-    unsigned phase = (unsigned)(now / rtt % 8);
-    return phase == 0 ? 1.0 + h : phase == 1 ? 1.0 - h : 1.0;
+    return 1.0 + (double)gas_udp_g.cfg.pace_headroom_ppm / 1e6;
 }
 
 void gas_udp_pace_update(struct gas_udp_chan *ch, uint64_t now)
 {
-    if (!gas_udp_g.cfg.pace)
+    if (!ch->paced)
         return;
     uint64_t bw = gas_udp_rate_bw(&ch->rate, now);
-    gas_udp_pace_set(&ch->rate, (uint64_t)((double)bw * pace_gain(ch, now)), now);
+    gas_udp_pace_set(&ch->rate, (uint64_t)((double)bw * pace_gain(ch)), now);
 }
 
 /* May the pacer let len bytes go now?  If not, a timer sends them when it may. */
@@ -159,6 +151,7 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
         gas_udp_pace_update(ch, now); /* after a pause the estimate may have lapsed */
     struct batch b;
     b.n = 0;
+    int paced = 0;
     uint32_t scan = ch->una;
     for (;;) {
         struct gas_udp_slot *s = NULL;
@@ -187,10 +180,17 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
             s = gas_udp_slot_at(ch, seq);
             is_new = 1;
         }
-        /* A timeout's probe goes whatever the windows and the pacer say. */
-        if (!(ch->rto_probe && !is_new) &&
-            (!window_allows(ch, s->len, is_new) || !pace_allows(ch, s->len, now)))
-            break;
+        /* A timeout's probe goes whatever the windows and the pacer say.
+         * Held by the pacer (not the windows), the sender waits for time,
+         * not for acknowledgements: its last datagram does not ask for one. */
+        if (!(ch->rto_probe && !is_new)) {
+            if (!window_allows(ch, s->len, is_new))
+                break;
+            if (!pace_allows(ch, s->len, now)) {
+                paced = 1;
+                break;
+            }
+        }
         ch->rto_probe = 0;
         unsigned snap = (ch->inflight == 0 ? GAS_UDP_SNAP_IDLE : 0) |
                         (s->ntx ? GAS_UDP_SNAP_RESENT : 0);
@@ -214,7 +214,7 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
         if (ch->retry_ns)
             break;
     }
-    send_batch(ch, &b, 1, now);
+    send_batch(ch, &b, !paced, now);
 }
 
 void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags)

@@ -100,7 +100,7 @@ struct gas_udp_chan {
     pthread_mutex_t lock;
     int rank;
     struct sockaddr_in addr;
-    int have_addr, near;
+    int have_addr, near, paced;
     atomic_int dead;
 
     /* send stream */
