@@ -98,6 +98,14 @@ GAS_CONFIG_ROW(UDP_RTO_INIT, TIME, "20ms", NULL,
                "Retransmission timeout before the first round trip has been measured.")
 GAS_CONFIG_ROW(UDP_ACK_DELAY, TIME, "500us", NULL,
                "How long a receiver may hold a standalone acknowledgement of a one-way stream (sooner when the sender asks or 16 datagrams are unacknowledged).")
+GAS_CONFIG_ROW(UDP_PACE, BOOL, "y", NULL,
+               "Pace the datagrams to each udp peer on another node at the rate its acknowledgements show the path delivers (twice that in slow start; see GAS_UDP_PACE_HEADROOM), cut when much is lost, so a window larger than a queue on the path does not overrun it in bursts.")
+GAS_CONFIG_ROW(UDP_PACE_BURST, SIZE, "64k", NULL,
+               "Bytes a paced udp peer may be sent back to back (at least one datagram); a timer sends the rest. Smaller bursts are smoother but wake the progress thread more often.")
+GAS_CONFIG_ROW(UDP_PACE_HEADROOM, RATIO, "25%", NULL,
+               "How much faster than its measured delivery rate a udp peer is paced (outside slow start and loss recovery), so that the rate can grow when the path has room; the congestion window still bounds what is in flight.")
+GAS_CONFIG_ROW(UDP_LOSS_TOLERANCE, RATIO, "3%", NULL,
+               "Loss rate of a udp peer's datagrams (a moving average over about 256) below which a loss shrinks its congestion window by 15% (random loss on a lossy link); above it, by half (a full queue).")
 GAS_CONFIG_ROW(UDP_PEER_TIMEOUT, TIME, "30s", NULL,
                "A peer that acknowledges nothing for this long while operations to it are outstanding is declared dead: those operations fail with GAS_ERR_PEER naming it.")
 GAS_CONFIG_ROW(TEST_UDP_DROP, RATIO, "0", NULL,

@@ -3,12 +3,13 @@
  *
  * Rank 0 learns rank 1's udp endpoint (gas_peer_stats) and, from a socket
  * of its own, sends it garbage: random bytes, well-formed datagrams with a
- * wrong job key that would put into rank 1's memory, bad magic, bad
- * version, truncated and oversize datagrams, and datagrams with the right
- * key (read from GASRUN_JOB_KEY) but a wrong destination, a source outside
- * the job, a bad checksum, an acknowledgement of datagrams never sent, and
- * a numbered put far beyond the receive window.  Meanwhile real puts and
- * gets keep flowing and are checked.  Rank 1's bad-datagram counter must
+ * wrong job key that would put into rank 1's memory, the previous wire
+ * version, a bad version, truncated and oversize datagrams, and datagrams
+ * with the right key (read from GASRUN_JOB_KEY) but a wrong destination, a
+ * source outside the job or rank 1 itself, a bad checksum, an
+ * acknowledgement of datagrams never sent, and a numbered put far beyond
+ * the receive window (the last ones well-formed, but not from rank 0's
+ * address).  Meanwhile real puts and gets keep flowing and are checked.  Rank 1's bad-datagram counter must
  * rise by at least what was sent, and its memory outside what rank 0 really
  * wrote must be untouched.
  *
@@ -46,14 +47,14 @@ static void send_dgram(const unsigned char *b, size_t len)
 static size_t forge(unsigned char *b, uint64_t k, uint32_t src, uint32_t dst, uint32_t seq,
                     uint32_t ack, uint64_t off)
 {
-    struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .key = k, .src = src, .dst = dst,
-                            .seq = seq, .ack = ack, .cack = ack};
+    struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .key = k, .src = src, .seq = seq,
+                            .ack = ack, .cack = ack};
     gas_udp_hdr_write(b, &h);
     struct gas_udp_rec r = {.type = GAS_UDP_R_PUT, .flags = GAS_UDP_RF_FINAL, .dlen = 16, .off = off};
     unsigned char *d = gas_udp_rec_write(b + GAS_UDP_HDR_LEN, &r);
     memset(d, 0xee, 16);
     size_t len = (size_t)(d - b) + 16;
-    gas_udp_dgram_sum_set(b, len);
+    gas_udp_dgram_sum_set(b, len, dst);
     return len;
 }
 
@@ -71,29 +72,33 @@ static void send_garbage(test_rng_t *r, uint64_t target_off)
         send_dgram(b, forge(b, key ^ (1ull << i), 0, 1, isn + (uint32_t)i, isn, target_off + 16 * (uint64_t)i));
     for (int i = 0; i < 5; i++) {
         size_t len = forge(b, key, 0, 1, isn, isn, target_off);
-        b[0] ^= 0x40; /* magic */
-        gas_udp_dgram_sum_set(b, len);
+        b[0] = 1; /* the previous wire version */
+        gas_udp_dgram_sum_set(b, len, 1);
         send_dgram(b, len);
         len = forge(b, key, 0, 1, isn, isn, target_off);
-        b[4] = 99; /* version */
-        gas_udp_dgram_sum_set(b, len);
+        b[0] = 99; /* version */
+        gas_udp_dgram_sum_set(b, len, 1);
         send_dgram(b, len);
         send_dgram(b, 30); /* truncated header */
         memset(b, 0, sizeof b); /* oversize: more than GAS_UDP_MTU allows */
         forge(b, key, 0, 1, isn, isn, target_off);
         send_dgram(b, 4000);
         send_dgram(b, forge(b, key, 0, 0, isn, isn, target_off));  /* for another rank */
+        send_dgram(b, forge(b, key, 1, 1, isn, isn, target_off));  /* from rank 1 itself */
         send_dgram(b, forge(b, key, 7, 1, isn, isn, target_off));  /* source outside the job */
         len = forge(b, key, 0, 1, isn, isn, target_off);
         b[len - 1] ^= 1; /* checksum no longer matches */
         send_dgram(b, len);
         /* Right key and ranks, but acknowledging what rank 1 never sent. */
         struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .flags = GAS_UDP_F_NOSEQ, .key = key,
-                                .src = 0, .dst = 1, .seq = isn, .ack = isn + 0x40000000u};
+                                .src = 0, .seq = isn, .ack = isn + 0x40000000u};
         gas_udp_hdr_write(b, &h);
-        gas_udp_dgram_sum_set(b, GAS_UDP_HDR_LEN);
-        send_dgram(b, GAS_UDP_HDR_LEN);
-        /* Right key, a put numbered far beyond the receive window. */
+        gas_udp_dgram_sum_set(b, GAS_UDP_ACK_LEN, 1);
+        send_dgram(b, GAS_UDP_ACK_LEN);
+        /* Right key, a put numbered far beyond the receive window.  These
+         * two come from this test's own socket, not rank 0's: rank 1 drops
+         * them for their source address (test_udp_chan sends such
+         * datagrams from the right address). */
         send_dgram(b, forge(b, key, 0, 1, isn + 0x40000000u, isn - 1, target_off));
     }
 }

@@ -8,7 +8,10 @@
 #                        bridge in a namespace of its own ($NS_PREFIX-br, N > 2).
 #                        Inside each the interface is $NS_DEV (gas0) with
 #                        address NS_ADDR[i] = 10.213.0.(i+1)/24.
-#   netns_rate NS RATE   tbf rate limit (e.g. 1gbit) on what NS sends
+#   netns_rate NS RATE [LIMIT]  tbf rate limit (e.g. 1gbit) on what NS sends; with
+#                        LIMIT (bytes, e.g. 128kb) a shallow queue: 32kb burst,
+#                        LIMIT queued, the rest dropped (default: 256kb burst,
+#                        50 ms of queue)
 #   netns_loss NS PCT    nftables: drop PCT% of the packets NS sends
 #   netns_dup NS PCT     nftables: duplicate PCT% of the packets NS sends
 #   netns_pids           pids of every process in our namespaces
@@ -63,8 +66,10 @@ netns_setup() { # N
     done
 }
 
-netns_rate() { # NS RATE
-    ip netns exec "$1" tc qdisc replace dev "$NS_DEV" root tbf rate "$2" burst 256kb latency 50ms ||
+netns_rate() { # NS RATE [LIMIT]
+    local q=(burst 256kb latency 50ms)
+    [ -n "${3:-}" ] && q=(burst 32kb limit "$3")
+    ip netns exec "$1" tc qdisc replace dev "$NS_DEV" root tbf rate "$2" "${q[@]}" ||
         _netns_fail "tbf rate $2 in $1"
 }
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# netns-run.sh [--rate RATE] [--loss PCT] [--dup PCT] [--limit S] [--] GASRUN-ARGS...
+# netns-run.sh [--rate RATE [--queue BYTES]] [--loss PCT] [--dup PCT] [--limit S] [--] GASRUN-ARGS...
 #
 # Runs one gasrun job over two network namespaces standing for two hosts, for
 # tests that need ranks on different "nodes".  It creates the namespaces
 # (tests/scripts/lib-netns.sh: one veth pair, interface gas0 in each, 10.213.0.1
-# and 10.213.0.2), optionally limits the rate (tbf) of what each sends, or
+# and 10.213.0.2), optionally limits the rate (tbf) of what each sends (with
+# --queue, a shallow tbf queue of BYTES, e.g. 128kb, beyond which it drops), or
 # drops / duplicates PCT% of it (nftables), then runs, in the first one,
 #
 #   gasrun --hosts A,B --launcher 'ip netns exec' --rendezvous 10.213.0.1 GASRUN-ARGS...
@@ -18,15 +19,16 @@ set -u
 HERE=$(dirname "$0")
 BUILD=${BUILD:-build}
 GASRUN=${GASRUN:-$BUILD/bin/gasrun}
-rate="" loss="" dup="" limit=300
+rate="" queue="" loss="" dup="" limit=300
 while [ $# -gt 0 ]; do
     case "$1" in
         --rate)  rate=$2; shift 2 ;;
+        --queue) queue=$2; shift 2 ;;
         --loss)  loss=$2; shift 2 ;;
         --dup)   dup=$2; shift 2 ;;
         --limit) limit=$2; shift 2 ;;
         --)      shift; break ;;
-        -h|--help) sed -n '2,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *)       break ;;
     esac
 done
@@ -36,12 +38,12 @@ done
 
 netns_setup 2
 for ns in "${NS[@]}"; do
-    [ -n "$rate" ] && netns_rate "$ns" "$rate"
+    [ -n "$rate" ] && netns_rate "$ns" "$rate" "$queue"
     [ -n "$loss" ] && netns_loss "$ns" "$loss"
     [ -n "$dup" ] && netns_dup "$ns" "$dup"
 done
 export GAS_UDP_IFACE=${GAS_UDP_IFACE:-$NS_DEV}
-echo "netns-run: ${NS[0]}=${NS_ADDR[0]} ${NS[1]}=${NS_ADDR[1]}${rate:+ rate $rate}${loss:+ loss $loss%}${dup:+ dup $dup%}" >&2
+echo "netns-run: ${NS[0]}=${NS_ADDR[0]} ${NS[1]}=${NS_ADDR[1]}${rate:+ rate $rate}${queue:+ queue $queue}${loss:+ loss $loss%}${dup:+ dup $dup%}" >&2
 timeout -k 5 "$limit" ip netns exec "${NS[0]}" "$GASRUN" --hosts "${NS[0]},${NS[1]}" \
     --launcher 'ip netns exec' --rendezvous "${NS_ADDR[0]}" "$@"
 rc=$?

@@ -7,13 +7,21 @@
  *  - sending: sequence numbers, window accounting, cumulative + selective
  *    acks, fast retransmit of the holes, Karn's rule (no RTT sample from a
  *    retransmitted datagram), the completion point;
- *  - timeout: retransmission with back-off, and undoing the window cut of a
- *    timeout whose resent datagram the receiver reports as a duplicate;
+ *  - timeout: the oldest datagram resent with back-off; the next ack tells
+ *    a false alarm (window restored) from a loss (the rest resent), and a
+ *    duplicate report of the resent one undoes the cut too; the tail-loss
+ *    probe resends the newest datagram once, window untouched; a loss
+ *    shrinks the window by 15% when the recent loss rate is low, by half
+ *    when it is high;
  *  - receiving: in-order application with early datagrams held and
  *    duplicates dropped (atomics applied exactly once), immediate acks with
  *    selective bits for a gap, across the sequence-number wrap;
  *  - the target's bounds checks: refused requests leave memory untouched and
  *    are answered with ERR records;
+ *  - continuation records: applied in stream order, refused past the
+ *    segment, dropped when they continue nothing; datagrams from another
+ *    address than the peer published, acks of what was never sent and
+ *    datagrams beyond the window dropped and counted;
  *  - request/reply: a get and a fetching atomic completed by crafted replies.
  */
 #include "transport/udp/udp.h"
@@ -85,12 +93,12 @@ static void send_raw(const unsigned char *b, size_t len)
 /* A standalone ack from the test: ack/sack of rank 0's stream, dsack, cack. */
 static void send_ack(uint32_t ack, uint64_t sack, uint16_t dsack, uint32_t cack)
 {
-    unsigned char b[GAS_UDP_HDR_LEN];
+    unsigned char b[GAS_UDP_ACK_LEN];
     struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .flags = GAS_UDP_F_NOSEQ, .dsack = dsack,
-                            .key = KEY, .src = 1, .dst = 0, .seq = peer_seq, .ack = ack,
-                            .sack = sack, .cack = cack};
+                            .key = KEY, .src = 1, .seq = peer_seq, .ack = ack, .sack = sack,
+                            .cack = cack};
     gas_udp_hdr_write(b, &h);
-    gas_udp_dgram_sum_set(b, sizeof b);
+    gas_udp_dgram_sum_set(b, sizeof b, 0);
     send_raw(b, sizeof b);
 }
 
@@ -98,8 +106,8 @@ static void send_ack(uint32_t ack, uint64_t sack, uint16_t dsack, uint32_t cack)
 static size_t build(unsigned char *b, uint32_t seq, const struct gas_udp_rec *r, int n,
                     const void *data)
 {
-    struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .key = KEY, .src = 1, .dst = 0,
-                            .seq = seq, .ack = peer_rx, .cack = peer_rx};
+    struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .key = KEY, .src = 1, .seq = seq,
+                            .ack = peer_rx, .cack = peer_rx};
     gas_udp_hdr_write(b, &h);
     size_t len = GAS_UDP_HDR_LEN;
     for (int i = 0; i < n; i++) {
@@ -108,7 +116,7 @@ static size_t build(unsigned char *b, uint32_t seq, const struct gas_udp_rec *r,
             d[k] = ((const unsigned char *)data)[k];
         len = (size_t)(d - b) + r[i].dlen;
     }
-    gas_udp_dgram_sum_set(b, len);
+    gas_udp_dgram_sum_set(b, len, 0);
     return len;
 }
 
@@ -120,26 +128,32 @@ static struct gas_udp_slot *slot(uint32_t seq)
 static void sending(void)
 {
     const uint32_t isn = GAS_UDP_SEQ_ISN;
-    size_t payload = gas_udp_g.cfg.dgram_max - GAS_UDP_HDR_LEN - GAS_UDP_REC_LEN;
-    size_t n = 10 * payload;
+    /* The first piece is a PUT record, the other nine 4-byte continuations. */
+    size_t first = gas_udp_g.cfg.dgram_max - GAS_UDP_HDR_LEN - GAS_UDP_REC_LEN;
+    size_t payload = gas_udp_g.cfg.dgram_max - GAS_UDP_HDR_LEN - GAS_UDP_CONT_LEN;
+    size_t n = first + 9 * payload;
     unsigned char *src = malloc(n), buf[65536];
     for (size_t i = 0; i < n; i++)
         src[i] = (unsigned char)(i * 13);
     UCHECK(gas_udp_ops.put(&ch->base, 8192, src, n, NULL) == GAS_INPROGRESS, "put in progress");
     struct gas_udp_hdr h;
+    struct gas_udp_cont cont = {0};
     uint64_t off = 8192;
     for (uint32_t i = 0; i < 10; i++) {
         size_t len = take(buf, &h, 1000);
         UCHECK(len == gas_udp_g.cfg.dgram_max && h.seq == isn + i, "datagram %u: len %zu seq %#x", i,
                len, h.seq);
-        size_t pos = GAS_UDP_HDR_LEN;
+        size_t pos = GAS_UDP_HDR_LEN, k = i ? payload : first;
         struct gas_udp_rec r;
-        UCHECK(gas_udp_rec_next(buf, len, &pos, &r) && r.type == GAS_UDP_R_PUT && r.off == off &&
-                   r.dlen == payload && memcmp(r.data, src + (off - 8192), payload) == 0,
+        UCHECK(gas_udp_rec_next(buf, len, &pos, &r) &&
+                   r.type == (i ? GAS_UDP_R_CONT : GAS_UDP_R_PUT), "datagram %u: record type %u", i,
+               r.type);
+        UCHECK(gas_udp_cont_step(&cont, &r) && r.type == GAS_UDP_R_PUT && r.off == off &&
+                   r.dlen == k && memcmp(r.data, src + (off - 8192), k) == 0,
                "datagram %u carries the right piece", i);
         UCHECK(((r.flags & GAS_UDP_RF_FINAL) != 0) == (i == 9), "FINAL only on the last piece");
         UCHECK(((h.flags & GAS_UDP_F_ACKREQ) != 0) == (i == 9), "ACKREQ ends the burst");
-        off += payload;
+        off += k;
     }
     UCHECK(ch->next_seq == isn + 10 && ch->snd_nxt == isn + 10 && ch->una == isn, "10 in flight");
     UCHECK(ch->inflight == 10ull * gas_udp_g.cfg.dgram_max, "inflight %llu",
@@ -179,7 +193,8 @@ static void sending(void)
     free(src);
 }
 
-static void timeout(void)
+/* A put of 3 datagrams, all taken; then a timeout: the oldest alone is resent. */
+static uint32_t put3_and_time_out(uint64_t *rto_p, uint64_t *cwnd_p)
 {
     unsigned char src[3000], buf[65536];
     struct gas_udp_hdr h;
@@ -190,26 +205,161 @@ static void timeout(void)
     while (take(buf, &h, 100))
         got++;
     UCHECK(got == 3, "3 datagrams (%d)", got);
-    uint64_t rto = gas_udp_rtt_timeout(&ch->rtt), cwnd = ch->cwnd;
-    sleep_ms((int)(rto / 1000000) + 5);
+    *rto_p = gas_udp_rtt_timeout(&ch->rtt);
+    *cwnd_p = ch->cwnd;
+    sleep_ms((int)(*rto_p / 1000000) + 5);
     pump();
     got = 0;
     while (take(buf, &h, 100)) {
-        UCHECK(h.flags & GAS_UDP_F_RETX, "resent after the timeout");
+        UCHECK((h.flags & GAS_UDP_F_RETX) && h.seq == first, "the oldest resent (%#x)", h.seq);
         got++;
     }
-    UCHECK(got == 3, "all 3 resent after the timeout (%d)", got);
+    UCHECK(got == 1, "only the oldest resent after the timeout (%d)", got);
+    UCHECK(ch->cwnd == ch->cwnd_min && ch->frto, "window at its floor, the verdict pending");
+    return first;
+}
+
+/*
+ * Timeouts (F-RTO): the oldest datagram is resent and the next ack decides.
+ * Acknowledging the others too shows they were not lost: the window comes
+ * back.  Acknowledging only the resent one: the others are lost and resent.
+ * A duplicate report (dsack) of the resent one also undoes the cut.
+ */
+static void timeout(void)
+{
+    unsigned char buf[65536];
+    struct gas_udp_hdr h;
+    uint64_t rto, cwnd;
+    uint32_t first = put3_and_time_out(&rto, &cwnd);
     UCHECK(ch->rtt.backoff == 1 && gas_udp_rtt_timeout(&ch->rtt) == 2 * rto, "backed off");
-    UCHECK(ch->cwnd == ch->cwnd_min, "window at its floor after a timeout");
-    /* The peer reports the first resent one as a duplicate: nothing was lost. */
-    send_ack(first + 3, 0, 3, first + 3);
+    send_ack(first + 3, 0, 0, first + 3);
     pump();
-    UCHECK(ch->cwnd >= cwnd, "window restored (%llu, was %llu)", (unsigned long long)ch->cwnd,
-           (unsigned long long)cwnd);
+    UCHECK(ch->cwnd >= cwnd && !ch->frto, "false alarm: window restored (%llu, was %llu)",
+           (unsigned long long)ch->cwnd, (unsigned long long)cwnd);
     UCHECK(ch->c.spurious == 1, "one needless timeout recorded");
     UCHECK(ch->una == first + 3 && atomic_load(&ch->cacked) == first + 3, "acknowledged");
     peer_rx = first + 3;
     drain();
+
+    uint64_t retx = ch->c.retx;
+    first = put3_and_time_out(&rto, &cwnd);
+    send_ack(first + 1, 0, 0, first + 1); /* only the resent one arrived */
+    pump();
+    int got = 0;
+    while (take(buf, &h, 100)) {
+        UCHECK((h.flags & GAS_UDP_F_RETX) && (h.seq == first + 1 || h.seq == first + 2),
+               "a lost one resent (%#x)", h.seq);
+        got++;
+    }
+    UCHECK(got == 2 && ch->c.retx == retx + 3, "a real loss: the other two resent (%d)", got);
+    UCHECK(ch->cwnd < cwnd && ch->c.spurious == 1 && !ch->frto, "the window stays cut");
+    send_ack(first + 3, 0, 0, first + 3);
+    pump();
+    drain();
+
+    first = put3_and_time_out(&rto, &cwnd);
+    send_ack(first + 1, 0, 1, first + 1); /* first arrived twice: its ack was late */
+    pump();
+    UCHECK(ch->cwnd >= cwnd && ch->c.spurious == 2, "dsack: window restored (%llu, was %llu)",
+           (unsigned long long)ch->cwnd, (unsigned long long)cwnd);
+    got = 0;
+    while (take(buf, &h, 100))
+        got++;
+    UCHECK(got == 0, "nothing else resent (%d)", got);
+    send_ack(first + 3, 0, 0, first + 3);
+    pump();
+    UCHECK(ch->una == first + 3 && atomic_load(&ch->cacked) == first + 3, "acknowledged");
+    peer_rx = first + 3;
+    drain();
+}
+
+/*
+ * Tail-loss probe: with the round trip set to 1 ms and the timeout to
+ * 250 ms, a flight that nobody acknowledges gets its newest datagram sent
+ * again (asking for an acknowledgement) long before the timeout, once, and
+ * without touching the window.
+ */
+static void tail_probe(void)
+{
+    unsigned char src[3000], buf[65536];
+    struct gas_udp_hdr h;
+    memset(src, 9, sizeof src);
+    ch->rtt.srtt = 1000000;
+    ch->rtt.rttvar = 0;
+    ch->rtt.rto = ch->rtt.max;
+    ch->rtt.backoff = 0;
+    uint32_t first = ch->next_seq;
+    uint64_t retx = ch->c.retx;
+    UCHECK(gas_udp_ops.put(&ch->base, 4096, src, sizeof src, NULL) == GAS_INPROGRESS, "put");
+    int got = 0;
+    while (take(buf, &h, 100))
+        got++;
+    UCHECK(got == 3, "3 datagrams (%d)", got);
+    uint64_t cwnd = ch->cwnd;
+    sleep_ms(20);
+    pump();
+    got = 0;
+    while (take(buf, &h, 100)) {
+        UCHECK(h.seq == first + 2 && (h.flags & GAS_UDP_F_RETX) && (h.flags & GAS_UDP_F_ACKREQ),
+               "the newest resent, asking for an ack (%#x, flags %#x)", h.seq, h.flags);
+        got++;
+    }
+    UCHECK(got == 1 && ch->c.retx == retx + 1, "one probe (%d)", got);
+    UCHECK(ch->cwnd == cwnd && !ch->frto && !ch->in_recovery, "the window untouched");
+    sleep_ms(20);
+    pump();
+    UCHECK(take(buf, &h, 50) == 0, "one probe per flight");
+    send_ack(first + 3, 0, 1, first + 3); /* the probe arrived twice */
+    pump();
+    UCHECK(ch->una == first + 3 && ch->inflight == 0 && !ch->tlp_out, "acknowledged");
+    peer_rx = first + 3;
+    drain();
+}
+
+/* Ten datagrams in flight; the peer acknowledges all but the fourth: it is
+ * lost.  The window (in congestion avoidance, w datagrams) afterwards. */
+static double lose_one(uint64_t w)
+{
+    unsigned char buf[65536];
+    struct gas_udp_hdr h;
+    uint64_t dg = gas_udp_g.cfg.dgram_max;
+    ch->cwnd = ch->ssthresh = w * dg;
+    ch->in_recovery = 0;
+    uint32_t first = ch->next_seq;
+    size_t n = 10 * (dg - GAS_UDP_HDR_LEN - GAS_UDP_CONT_LEN);
+    unsigned char *src = calloc(1, n);
+    UCHECK(gas_udp_ops.put(&ch->base, 8192, src, n, NULL) == GAS_INPROGRESS, "put");
+    while (take(buf, &h, 100))
+        ;
+    UCHECK(ch->snd_nxt == first + 10, "10 out (%u)", ch->snd_nxt - first);
+    send_ack(first + 3, 0x3f, 0, first + 3); /* 3 arrived, then a gap, then 6 */
+    pump();
+    double after = (double)ch->cwnd / (double)dg;
+    UCHECK(ch->in_recovery && slot(first + 3)->state != SLOT_SACKED, "the fourth taken for lost");
+    while (take(buf, &h, 100))
+        ;
+    send_ack(first + 10, 0, 0, first + 10);
+    pump();
+    peer_rx = ch->rx.next;
+    drain();
+    free(src);
+    return after;
+}
+
+/*
+ * The response to a loss depends on the recent loss rate: with little loss
+ * (random loss on a lossy link) the window shrinks by 15%; when much was
+ * lost lately (a queue that overflows) it halves.
+ */
+static void loss_response(void)
+{
+    ch->loss_avg = 0;
+    double w = lose_one(100);
+    UCHECK(w >= 84 && w <= 100 * 0.85 + 9, "little loss lately: 15%% off (%.1f of 100)", w);
+    ch->loss_avg = 65536 / 10; /* 10% */
+    w = lose_one(100);
+    UCHECK(w >= 49 && w <= 50 + 9, "much loss lately: halved (%.1f of 100)", w);
+    ch->loss_avg = 0;
 }
 
 /* Datagrams from the test, each adding 1 to a counter (non-fetching atomic). */
@@ -322,6 +472,110 @@ static void bounds(void)
     pump();
 }
 
+/* Rank 0's answers to the test's last datagrams: ERR records counted, acknowledged. */
+static int take_errs(void)
+{
+    unsigned char buf[65536];
+    struct gas_udp_hdr h;
+    size_t len;
+    int errs = 0;
+    while ((len = take(buf, &h, 200)) != 0) {
+        if (h.flags & GAS_UDP_F_NOSEQ)
+            continue;
+        peer_rx = h.seq + 1;
+        size_t pos = GAS_UDP_HDR_LEN;
+        struct gas_udp_rec e;
+        while (gas_udp_rec_next(buf, len, &pos, &e))
+            errs += e.type == GAS_UDP_R_ERR;
+    }
+    send_ack(peer_rx, 0, 0, peer_rx);
+    pump();
+    return errs;
+}
+
+/*
+ * Continuation records through the real receive path, and datagrams that
+ * pass the wire checks but not the channel's: a continuation of nothing is
+ * dropped and counted; one whose offset (taken from the piece before it)
+ * runs past the segment is refused before memory is touched; a put cut in
+ * three pieces arriving out of order is applied whole; an acknowledgement
+ * of datagrams never sent, a datagram beyond the receive window and one
+ * from another address than rank 1 published are dropped and counted.
+ */
+static void continuations(void)
+{
+    unsigned char b[4096];
+    unsigned char data[3000];
+    for (int i = 0; i < 3000; i++)
+        data[i] = (unsigned char)(i * 11 + 1);
+    memset(seg + SEG - 200, 0x5a, 200);
+    uint64_t bad = ch->c.bad, rejected = ch->c.rejected;
+    /* A DONE, then a continuation in the next datagram: it continues nothing. */
+    struct gas_udp_rec r[3] = {{.type = GAS_UDP_R_DONE, .op = 0x4444}};
+    send_raw(b, build(b, peer_seq++, r, 1, NULL));
+    r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_CONT, .flags = GAS_UDP_RF_FINAL, .dlen = 100};
+    send_raw(b, build(b, peer_seq++, r, 1, data));
+    pump();
+    UCHECK(ch->c.bad == bad + 2 && ch->rx.next == peer_seq,
+           "the stray answer and the continuation of nothing counted (%llu), both delivered",
+           (unsigned long long)(ch->c.bad - bad));
+    /* A piece that fits, then one whose place runs past the end: refused. */
+    r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_PUT, .dlen = 100, .off = SEG - 200};
+    send_raw(b, build(b, peer_seq++, r, 1, data));
+    r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_CONT, .flags = GAS_UDP_RF_FINAL, .dlen = 150};
+    send_raw(b, build(b, peer_seq++, r, 1, data + 100));
+    pump();
+    UCHECK(memcmp(seg + SEG - 200, data, 100) == 0, "the first piece applied");
+    int untouched = 1;
+    for (int i = 100; i < 200; i++)
+        untouched &= (unsigned char)seg[SEG - 200 + i] == 0x5a;
+    UCHECK(untouched && ch->c.rejected == rejected + 1, "the piece past the end refused (%llu)",
+           (unsigned long long)(ch->c.rejected - rejected));
+    UCHECK(take_errs() == 1, "its refusal went back");
+    /* A put in three pieces, the datagrams arriving last, first, middle. */
+    memset(seg + 40000, 0, 3000);
+    struct gas_udp_rec p0 = {.type = GAS_UDP_R_PUT, .dlen = 1000, .op = 0, .off = 40000};
+    struct gas_udp_rec p1 = {.type = GAS_UDP_R_CONT, .dlen = 1000};
+    struct gas_udp_rec p2 = {.type = GAS_UDP_R_CONT, .flags = GAS_UDP_RF_FINAL, .dlen = 1000};
+    size_t l0, l1, l2;
+    unsigned char d0[1200], d1[1200], d2[1200];
+    l0 = build(d0, peer_seq, &p0, 1, data);
+    l1 = build(d1, peer_seq + 1, &p1, 1, data + 1000);
+    l2 = build(d2, peer_seq + 2, &p2, 1, data + 2000);
+    peer_seq += 3;
+    send_raw(d2, l2);
+    send_raw(d0, l0);
+    pump();
+    UCHECK(memcmp(seg + 40000, data, 1000) == 0 && seg[41000] == 0, "first piece only");
+    send_raw(d1, l1);
+    pump();
+    UCHECK(memcmp(seg + 40000, data, 3000) == 0, "all three pieces, in place");
+    /* Right address, but an ack of what rank 0 never sent; a datagram beyond the window. */
+    bad = ch->c.bad;
+    send_ack(ch->next_seq + 1000, 0, 0, ch->next_seq);
+    r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_PUT, .flags = GAS_UDP_RF_FINAL, .dlen = 8,
+                                .off = 40000};
+    send_raw(b, build(b, peer_seq + 0x1000000u, r, 1, data + 8));
+    pump();
+    UCHECK(ch->c.bad == bad + 2 && memcmp(seg + 40000, data, 8) == 0,
+           "never-sent ack and out-of-window datagram dropped (%llu)",
+           (unsigned long long)(ch->c.bad - bad));
+    /* A well-formed next datagram, from another socket than rank 1 published. */
+    int other = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in oa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    UCHECK(bind(other, (struct sockaddr *)&oa, sizeof oa) == 0, "second socket");
+    size_t l = build(b, peer_seq, r, 1, data + 8);
+    UCHECK(sendto(other, b, l, 0, (const struct sockaddr *)&gas_udp_g.self, sizeof gas_udp_g.self) ==
+               (ssize_t)l, "sendto");
+    close(other);
+    sleep_ms(5);
+    pump();
+    UCHECK(ch->c.bad == bad + 3 && ch->rx.next == peer_seq && memcmp(seg + 40000, data, 8) == 0,
+           "a datagram from another address dropped (bad %llu, next %#x)",
+           (unsigned long long)(ch->c.bad - bad), ch->rx.next);
+    take_errs();
+}
+
 static void request_reply(void)
 {
     unsigned char buf[65536], b[4096];
@@ -341,13 +595,13 @@ static void request_reply(void)
     char data[3000];
     for (int i = 0; i < 3000; i++)
         data[i] = (char)(i * 7);
-    /* Three pieces, out of order, the middle one twice. */
+    /* Three pieces (a GET_REPLY, then continuations), out of order, the middle one twice. */
     static const int order[4] = {2, 0, 1, 1};
     size_t l;
     for (int i = 0; i < 4; i++) {
         int k = order[i];
-        struct gas_udp_rec a = {.type = GAS_UDP_R_GET_REPLY, .dlen = 1000, .op = op,
-                                .off = 1000 * (uint64_t)k};
+        struct gas_udp_rec a = {.type = k ? GAS_UDP_R_CONT : GAS_UDP_R_GET_REPLY, .dlen = 1000,
+                                .op = op};
         l = build(b, peer_seq + (uint32_t)k, &a, 1, data + 1000 * k);
         send_raw(b, l);
     }
@@ -422,8 +676,11 @@ int main(void)
     UCHECK(ch->near, "loopback is the near link class");
     sending();
     timeout();
+    tail_probe();
+    loss_response();
     receiving();
     bounds();
+    continuations();
     request_reply();
     gas_udp_ops.fini();
     close(psock);

@@ -49,6 +49,7 @@ static void set_addr(struct gas_udp_chan *ch, const unsigned char *a)
     uint64_t node = gas_boot_get_u64(a + 16);
     ch->near = node == g->env.node_id ||
                (ch->addr.sin_addr.s_addr & g->self_mask) == (g->self.sin_addr.s_addr & g->self_mask);
+    ch->paced = c->pace && node != g->env.node_id; /* loopback has no queue to overrun */
     ch->cwnd_max = ch->near ? c->inflight_near : c->inflight_far;
     if (ch->cwnd_max < c->dgram_max)
         ch->cwnd_max = c->dgram_max;
@@ -81,6 +82,7 @@ static struct gas_udp_chan *chan_new(int rank)
     ch->next_seq = ch->una = ch->snd_nxt = GAS_UDP_SEQ_ISN;
     atomic_init(&ch->cacked, GAS_UDP_SEQ_ISN);
     gas_udp_rtt_init(&ch->rtt, c->rto_init, c->rto_min, c->rto_max);
+    gas_udp_rate_init(&ch->rate, c->pace_burst);
     ch->cwnd = ch->cwnd_min = ch->cwnd_max = ch->ssthresh = ch->get_limit = c->inflight_far;
     ch->last_progress_ns = gas_rt_now_ns();
     return ch;
@@ -173,10 +175,28 @@ size_t gas_udp_chan_room(struct gas_udp_chan *ch, size_t fixed, size_t want)
     return want < cap - fixed ? want : cap - fixed;
 }
 
+/* Whether r continues the last record appended to the stream (then it goes as a CONT). */
+static int cont_ok(const struct gas_udp_chan *ch, const struct gas_udp_rec *r)
+{
+    const struct gas_udp_cont *c = &ch->tx_cont;
+    return c->type != 0 && c->type == r->type && c->op == r->op && c->off == r->off &&
+           (r->type == GAS_UDP_R_PUT || r->flags == 0);
+}
+
+size_t gas_udp_chan_fixed(const struct gas_udp_chan *ch, const struct gas_udp_rec *r)
+{
+    return gas_udp_rec_fixed(cont_ok(ch, r) ? GAS_UDP_R_CONT : r->type, r->flags);
+}
+
 unsigned char *gas_udp_chan_append(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
 {
     unsigned char *p = ch->open + ch->open_len;
-    unsigned char *data = gas_udp_rec_write(p, r);
+    struct gas_udp_rec w = *r;
+    if (cont_ok(ch, r))
+        w.type = GAS_UDP_R_CONT;
+    unsigned char *data = gas_udp_rec_write(p, &w);
+    w.type = r->type;
+    gas_udp_cont_step(&ch->tx_cont, &w);
     size_t n = (size_t)(data - p) + r->dlen;
     ch->open_len += (uint32_t)n;
     atomic_fetch_add_explicit(&ch->queued, n, memory_order_relaxed);
@@ -205,8 +225,8 @@ void gas_udp_chan_seal(struct gas_udp_chan *ch, uint64_t now)
     if (ch->next_seq - ch->una + 1 > ch->ring_cap && ring_grow(ch) != 0)
         return; /* stays open; sealed on a later call */
     struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .key = g->env.job_key,
-                            .src = (uint32_t)g->env.rank, .dst = (uint32_t)ch->rank,
-                            .seq = ch->next_seq, .cack = ch->rx.next};
+                            .src = (uint32_t)g->env.rank, .seq = ch->next_seq,
+                            .cack = ch->rx.next};
     gas_udp_hdr_write(ch->open, &h);
     if (ch->una == ch->next_seq && atomic_load(&ch->cacked) == ch->next_seq)
         ch->last_progress_ns = now; /* the peer owes us nothing yet: its clock starts now */

@@ -29,7 +29,7 @@ void gas_udp_ctrl_in(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
     gas_udp_ctrl_fn fn = atomic_load(&handler);
     unsigned char reply[GAS_UDP_CTRL_MAX];
     size_t n = fn ? fn(ch->rank, r->data, r->dlen, reply, sizeof reply) : 0;
-    size_t k = n ? gas_udp_chan_room(ch, GAS_UDP_REC_LEN, n) : 0;
+    size_t k = n ? gas_udp_chan_room(ch, gas_udp_rec_fixed(GAS_UDP_R_CTRL, 0), n) : 0;
     if (n && k != GAS_UDP_NOROOM && k >= n)
         append_ctrl(ch, reply, n); /* no room: the peer's handshake times out, it stays on udp */
 }
@@ -42,11 +42,11 @@ gas_status_t gas_udp_ctrl_send(int rank, const void *msg, size_t len)
     if (ch == NULL)
         return GAS_ERR_PEER;
     gas_status_t st = GAS_OK;
-    size_t k;
+    size_t k, fixed = gas_udp_rec_fixed(GAS_UDP_R_CTRL, 0);
     pthread_mutex_lock(&ch->lock);
     if (atomic_load(&ch->dead))
         st = GAS_ERR_PEER;
-    else if ((k = gas_udp_chan_room(ch, GAS_UDP_REC_LEN, len)) == GAS_UDP_NOROOM || k < len)
+    else if ((k = gas_udp_chan_room(ch, fixed, len)) == GAS_UDP_NOROOM || k < len)
         st = GAS_ERR_NOMEM;
     else {
         uint64_t now = gas_rt_now_ns();

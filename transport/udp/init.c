@@ -50,6 +50,14 @@ static gas_status_t read_config(struct gas_udp_cfg *c)
     c->rto_init = gas_rt_config_ns(GAS_CFG_UDP_RTO_INIT);
     c->ack_delay = gas_rt_config_ns(GAS_CFG_UDP_ACK_DELAY);
     c->peer_timeout = gas_rt_config_ns(GAS_CFG_UDP_PEER_TIMEOUT);
+    c->pace = gas_rt_config_size(GAS_CFG_UDP_PACE) != 0;
+    c->pace_burst = gas_rt_config_size(GAS_CFG_UDP_PACE_BURST);
+    if (c->pace_burst < c->dgram_accept)
+        c->pace_burst = c->dgram_accept;
+    if (c->pace_burst > (1u << 30))
+        c->pace_burst = 1u << 30;
+    c->pace_headroom_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_UDP_PACE_HEADROOM);
+    c->loss_tolerance_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_UDP_LOSS_TOLERANCE);
     if (c->rto_min == 0 || c->peer_timeout == 0)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init",
                             "GAS_UDP_RTO_MIN and GAS_UDP_PEER_TIMEOUT must be above 0");
@@ -207,7 +215,7 @@ static void say_goodbye(void)
             struct gas_udp_chan *ch = g->active[i];
             pthread_mutex_lock(&ch->lock);
             if (!ch->bye_sent && !atomic_load(&ch->dead) && ch->have_addr &&
-                gas_udp_chan_room(ch, GAS_UDP_REC_LEN, 0) != GAS_UDP_NOROOM) {
+                gas_udp_chan_room(ch, gas_udp_rec_fixed(GAS_UDP_R_BYE, 0), 0) != GAS_UDP_NOROOM) {
                 struct gas_udp_rec r = {.type = GAS_UDP_R_BYE};
                 gas_udp_chan_append(ch, &r);
                 gas_udp_chan_seal(ch, now);

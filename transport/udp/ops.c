@@ -184,17 +184,21 @@ static gas_status_t put_remote(struct gas_udp_chan *ch, uint64_t off, const unsi
     }
     if (comp && (st = op_alloc(ch, OP_PUT, comp, NULL, 0, call, &op)) != GAS_OK)
         goto out;
-    size_t fixed = gas_udp_rec_fixed(GAS_UDP_R_PUT, sig->on ? GAS_UDP_RF_SIGNAL : 0);
     for (;;) {
         if (atomic_load_explicit(&ch->queued, memory_order_relaxed) >= c->send_queue &&
             (st = wait_room(ch, ROOM_QUEUE, 0, call)) != GAS_OK)
             goto out_abandon;
-        size_t k = gas_udp_chan_room(ch, fixed, n);
+        /* Room for the signal is kept in every piece: which is the last is
+         * known only once the room is. */
+        struct gas_udp_rec r = {.type = GAS_UDP_R_PUT, .flags = sig->on ? GAS_UDP_RF_SIGNAL : 0,
+                                .op = op, .off = off};
+        size_t k = gas_udp_chan_room(ch, gas_udp_chan_fixed(ch, &r), n);
         if (k == GAS_UDP_NOROOM) {
             st = no_room_error(call);
             goto out_abandon;
         }
-        struct gas_udp_rec r = {.type = GAS_UDP_R_PUT, .dlen = (uint16_t)k, .op = op, .off = off};
+        r.dlen = (uint16_t)k;
+        r.flags = 0;
         if (k == n) {
             r.flags = GAS_UDP_RF_FINAL;
             if (sig->on) {

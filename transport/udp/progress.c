@@ -97,7 +97,11 @@ void gas_udp_timer_at(uint64_t t)
     uint64_t cur = atomic_load(&g->next_timer_ns);
     while (t < cur && !atomic_compare_exchange_weak(&g->next_timer_ns, &cur, t))
         ;
-    if (g->pt_started && atomic_load(&g->pt_wake_ns) == GAS_UDP_NEVER)
+    /* The progress thread sleeps past t (for good, or until a later
+     * deadline: a pacing timer set by an application thread): wake it to
+     * sleep again until t.  It is awake when pt_wake_ns is 0. */
+    uint64_t wake = g->pt_started ? atomic_load(&g->pt_wake_ns) : 0;
+    if (wake != 0 && wake > t + SPIN_NS)
         gas_udp_kick();
 }
 
@@ -226,12 +230,11 @@ static void *progress_main(void *arg)
         if (lease > now && lease < wake)
             wake = lease; /* then take the socket back (a sleep, never a spin) */
         atomic_store(&g->pt_wake_ns, wake);
-        /* Recheck after publishing the wake-up time: a sender may have set a
-         * timer, or an application thread taken a lease, meanwhile (they
-         * kick us only when they see us sleeping past their deadline). */
+        /* Recheck after publishing the wake-up time: a sender may have set an
+         * earlier timer, or an application thread taken a lease, meanwhile
+         * (they kick us only when they see us sleeping past their deadline). */
         uint64_t lease2 = atomic_load(&g->lease_until);
-        if ((wake == GAS_UDP_NEVER && atomic_load(&g->next_timer_ns) != GAS_UDP_NEVER) ||
-            (lease2 > now && lease2 < wake)) {
+        if (atomic_load(&g->next_timer_ns) < wake || (lease2 > now && lease2 < wake)) {
             atomic_store(&g->pt_wake_ns, 0);
             continue;
         }

@@ -96,11 +96,11 @@ static void target_get(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
         return;
     }
     for (uint64_t k = 0; k < len;) {
-        size_t n = gas_udp_chan_room(ch, GAS_UDP_REC_LEN, len - k);
+        struct gas_udp_rec d = {.type = GAS_UDP_R_GET_REPLY, .op = r->op, .off = r->b + k};
+        size_t n = gas_udp_chan_room(ch, gas_udp_chan_fixed(ch, &d), len - k);
         if (n == GAS_UDP_NOROOM || n == 0)
             return;
-        struct gas_udp_rec d = {.type = GAS_UDP_R_GET_REPLY, .dlen = (uint16_t)n, .op = r->op,
-                                .off = r->b + k};
+        d.dlen = (uint16_t)n;
         memcpy(gas_udp_chan_append(ch, &d), e->seg_base + r->off + k, n);
         k += n;
     }
@@ -208,11 +208,26 @@ static void got_answer(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
     }
 }
 
+/* A CONT record that continues nothing the peer sent (a broken or forged
+ * stream): dropped and counted, as a malformed record is. */
+static void stray_cont(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
+{
+    ch->c.bad++;
+    GAS_UDP_COUNT(bad, 1);
+    gas_log_warn_ratelimited("udp", LOG_EVERY_NS,
+                             "rank %d sent a continuation record (%u bytes) that continues nothing "
+                             "(dropped)", ch->rank, (unsigned)r->dlen);
+}
+
 int gas_udp_rx_deliver(struct gas_udp_chan *ch, const unsigned char *buf, uint32_t len, uint64_t now)
 {
     size_t pos = GAS_UDP_HDR_LEN;
     struct gas_udp_rec r;
     while (gas_udp_rec_next(buf, len, &pos, &r)) {
+        if (!gas_udp_cont_step(&ch->rx_cont, &r)) {
+            stray_cont(ch, &r);
+            continue;
+        }
         switch (r.type) {
         case GAS_UDP_R_PUT: target_put(ch, &r); break;
         case GAS_UDP_R_GET: target_get(ch, &r); break;
@@ -226,7 +241,7 @@ int gas_udp_rx_deliver(struct gas_udp_chan *ch, const unsigned char *buf, uint32
         default: got_answer(ch, &r); break;
         }
     }
-    gas_udp_chan_cack(ch, gas_udp_ld32(buf + 40), now);
+    gas_udp_chan_cack(ch, gas_udp_ld32(buf + 24), now);
     return 1;
 }
 
@@ -345,6 +360,12 @@ int gas_udp_rx_batch(int from_pt)
         pthread_mutex_lock(&ch->lock);
         if (atomic_load_explicit(&ch->dead, memory_order_relaxed)) {
             pthread_mutex_unlock(&ch->lock);
+            continue;
+        }
+        if (from[i].sin_addr.s_addr != ch->addr.sin_addr.s_addr ||
+            from[i].sin_port != ch->addr.sin_port) {
+            pthread_mutex_unlock(&ch->lock);
+            count_bad(ch, &from[i], "not sent from the address its source rank published");
             continue;
         }
         ch->c.dg_rx++;

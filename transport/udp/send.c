@@ -1,19 +1,16 @@
 /*
  * send.c - the send side of a channel: what may go out (the window in
- * datagrams, the congestion window in bytes: AIMD, slow start, +1 datagram per
- * round trip, halved once per loss episode, back to its floor on a timeout;
- * ceiling GAS_UDP_INFLIGHT_NEAR/FAR; and the rank's total bytes in flight),
- * batched transmission, acknowledgements in (cumulative, selective, dsack),
- * standalone acknowledgements out, loss detection and the timers.
+ * datagrams, the congestion window in bytes, the rank's total bytes in
+ * flight, and the pacer), batched transmission with losses first,
+ * standalone acknowledgements, answers sent again for a peer that timed
+ * out, and the channel's timers.  Acknowledgements in and the response to
+ * loss are recovery.c.
  *
- * Losses are found by selective acks (a datagram with three later-sent ones
- * acknowledged) or by the RFC 6298 timer, and retransmitted before new data.
- * There is one timer per channel, restarted whenever an acknowledgement makes
- * progress (as TCP's), so the tail of a long burst queued at a busy receiver
- * is not taken for lost.  When the receiver reports (dsack) that a datagram
- * resent by a timeout arrived twice, the data was not lost (its ack was late
- * or lost), so the window cut of that timeout is undone.  All functions here
- * are called with the channel's lock held.
+ * Pacing (GAS_UDP_PACE, rate.h): datagrams leave no faster than the
+ * delivery rate measured from the acknowledgements times a gain (below), in
+ * bursts of at most GAS_UDP_PACE_BURST; when the bucket is empty a timer
+ * sends the rest.  All functions here are called with the channel's lock
+ * held.
  */
 #include "transport/udp/udp.h"
 #include "runtime/clock.h"
@@ -46,12 +43,11 @@ static void send_batch(struct gas_udp_chan *ch, struct batch *b, int last, uint6
     struct gas_udp_state *g = &gas_udp_g;
     if (b->n == 0)
         return;
-    uint64_t sack = gas_udp_rxwin_sack(&ch->rx);
     for (unsigned i = 0; i < b->n; i++) {
         uint8_t flags = (gas_udp_slot_at(ch, b->seqs[i])->ntx ? GAS_UDP_F_RETX : 0) |
                         (last && i == b->n - 1 ? GAS_UDP_F_ACKREQ : 0);
-        gas_udp_hdr_refresh(b->bufs[i], flags, dsack_field(ch), ch->rx.next, sack);
-        gas_udp_dgram_sum_set(b->bufs[i], b->lens[i]);
+        gas_udp_hdr_refresh(b->bufs[i], flags, dsack_field(ch), ch->rx.next);
+        gas_udp_dgram_sum_set(b->bufs[i], b->lens[i], (uint32_t)ch->rank);
     }
     unsigned took = gas_udp_sock_send(&ch->addr, b->bufs, b->lens, b->n);
     uint64_t bytes = 0, retx = 0;
@@ -81,19 +77,48 @@ static void send_batch(struct gas_udp_chan *ch, struct batch *b, int last, uint6
         GAS_UDP_COUNT(dg_tx, took);
         GAS_UDP_COUNT(b_tx, bytes);
         GAS_UDP_COUNT(retx, retx);
+        /* These carried the acknowledgement, but selective bits travel only
+         * in standalone acknowledgements: one still goes when there is a gap. */
         ch->ack_pending = 0;
-        ch->ack_now = 0;
+        ch->ack_now = gas_udp_rxwin_sack(&ch->rx) != 0;
         ch->ack_due_ns = 0;
         ch->have_dsack = 0;
         atomic_store_explicit(&g->last_activity_ns, now, memory_order_relaxed);
-        if (ch->rto_at == 0) {
-            ch->rto_at = now + gas_udp_rtt_timeout(&ch->rtt);
-            gas_udp_timer_at(ch->rto_at);
-        }
+        gas_udp_loss_sent(ch, now);
     }
     if (took < b->n)
         gas_udp_timer_at(ch->retry_ns);
     b->n = 0;
+}
+
+/* The pacing gain over the estimate: twice it in slow start, the estimate
+ * itself during loss recovery, else 1 + headroom (so the rate can grow). */
+static double pace_gain(const struct gas_udp_chan *ch)
+{
+    if (ch->in_recovery)
+        return 1.0;
+    if (ch->cwnd < ch->ssthresh)
+        return 2.0;
+    return 1.0 + (double)gas_udp_g.cfg.pace_headroom_ppm / 1e6;
+}
+
+void gas_udp_pace_update(struct gas_udp_chan *ch, uint64_t now)
+{
+    if (!ch->paced)
+        return;
+    uint64_t bw = gas_udp_rate_bw(&ch->rate, now);
+    gas_udp_pace_set(&ch->rate, (uint64_t)((double)bw * pace_gain(ch)), now);
+}
+
+/* May the pacer let len bytes go now?  If not, a timer sends them when it may. */
+static int pace_allows(struct gas_udp_chan *ch, uint32_t len, uint64_t now)
+{
+    uint64_t when;
+    if (gas_udp_pace_take(&ch->rate, len, now, &when))
+        return 1;
+    ch->pace_at = when;
+    gas_udp_timer_at(when);
+    return 0;
 }
 
 /* May a datagram of len bytes go out now? (Always one when nothing is in flight.) */
@@ -122,8 +147,11 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
     if (ch->retry_ns && now < ch->retry_ns)
         return;
     ch->retry_ns = 0;
+    if (ch->inflight == 0)
+        gas_udp_pace_update(ch, now); /* after a pause the estimate may have lapsed */
     struct batch b;
     b.n = 0;
+    int paced = 0;
     uint32_t scan = ch->una;
     for (;;) {
         struct gas_udp_slot *s = NULL;
@@ -152,14 +180,29 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
             s = gas_udp_slot_at(ch, seq);
             is_new = 1;
         }
-        if (!window_allows(ch, s->len, is_new))
-            break;
+        /* A timeout's probe goes whatever the windows and the pacer say.
+         * Held by the pacer (not the windows), the sender waits for time,
+         * not for acknowledgements: its last datagram does not ask for one. */
+        if (!(ch->rto_probe && !is_new)) {
+            if (!window_allows(ch, s->len, is_new))
+                break;
+            if (!pace_allows(ch, s->len, now)) {
+                paced = 1;
+                break;
+            }
+        }
+        ch->rto_probe = 0;
+        unsigned snap = (ch->inflight == 0 ? GAS_UDP_SNAP_IDLE : 0) |
+                        (s->ntx ? GAS_UDP_SNAP_RESENT : 0);
         if (is_new) {
             ch->snd_nxt++;
             atomic_fetch_sub_explicit(&ch->queued, s->len - GAS_UDP_HDR_LEN, memory_order_relaxed);
+            if (ch->snd_nxt == ch->next_seq)
+                snap |= GAS_UDP_SNAP_APP; /* nothing else waits: the sender sets the pace */
         } else {
             ch->lost--;
         }
+        gas_udp_rate_snap(&ch->rate, now, snap, &s->snap);
         s->state = SLOT_FLIGHT;
         ch->inflight += s->len;
         atomic_fetch_add(&g->inflight_total, s->len);
@@ -171,7 +214,7 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
         if (ch->retry_ns)
             break;
     }
-    send_batch(ch, &b, 1, now);
+    send_batch(ch, &b, !paced, now);
 }
 
 void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags)
@@ -181,14 +224,13 @@ void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags)
         return;
     /* Replies to what this acknowledges must be numbered before it (cack). */
     gas_udp_chan_seal(ch, now);
-    unsigned char buf[GAS_UDP_HDR_LEN];
+    unsigned char buf[GAS_UDP_ACK_LEN];
     struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .flags = GAS_UDP_F_NOSEQ | flags,
                             .dsack = dsack_field(ch), .key = g->env.job_key,
-                            .src = (uint32_t)g->env.rank,
-                            .dst = (uint32_t)ch->rank, .seq = ch->next_seq, .ack = ch->rx.next,
+                            .src = (uint32_t)g->env.rank, .seq = ch->next_seq, .ack = ch->rx.next,
                             .sack = gas_udp_rxwin_sack(&ch->rx), .cack = ch->rx.next};
     gas_udp_hdr_write(buf, &h);
-    gas_udp_dgram_sum_set(buf, sizeof buf);
+    gas_udp_dgram_sum_set(buf, sizeof buf, (uint32_t)ch->rank);
     unsigned char *bp = buf;
     uint32_t len = sizeof buf;
     if (gas_udp_sock_send(&ch->addr, &bp, &len, 1) == 1) {
@@ -208,131 +250,6 @@ void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags)
     }
 }
 
-/* ---- acknowledgements ---- */
-
-static void mark_lost(struct gas_udp_chan *ch, struct gas_udp_slot *s)
-{
-    s->state = SLOT_LOST;
-    ch->lost++;
-    ch->inflight -= s->len;
-    atomic_fetch_sub(&gas_udp_g.inflight_total, s->len);
-}
-
-static void congestion_event(struct gas_udp_chan *ch, int timeout)
-{
-    if (!timeout && ch->in_recovery)
-        return; /* one decrease per loss episode */
-    ch->ssthresh = ch->cwnd / 2 > ch->cwnd_min ? ch->cwnd / 2 : ch->cwnd_min;
-    ch->cwnd = timeout ? ch->cwnd_min : ch->ssthresh;
-    ch->in_recovery = 1;
-    ch->rec_timeout = timeout; /* after a timeout the window slow-starts again at once */
-    ch->recover = ch->snd_nxt;
-}
-
-/* Take a slot out of flight as acknowledged; its bytes, for the window. */
-static uint64_t slot_acked(struct gas_udp_chan *ch, struct gas_udp_slot *s, uint64_t *sample_sent)
-{
-    if (s->state == SLOT_SACKED)
-        return 0;
-    if (s->state == SLOT_FLIGHT) {
-        ch->inflight -= s->len;
-        atomic_fetch_sub(&gas_udp_g.inflight_total, s->len);
-    } else if (s->state == SLOT_LOST) {
-        ch->lost--;
-    }
-    /* Karn: only a datagram sent once gives an unambiguous sample, and after
-     * a timeout only one first sent after it (else the back-off is undone by
-     * the short round trips of datagrams sent before the trouble). */
-    if (s->ntx == 1 && s->first_ns >= ch->backoff_ns && s->last_ns > *sample_sent)
-        *sample_sent = s->last_ns;
-    s->state = SLOT_SACKED;
-    return s->len;
-}
-
-/* The receiver got number seq twice: if the last timeout resent it, nothing
- * was lost in the network, so the window that timeout cut comes back. */
-static void spurious_check(struct gas_udp_chan *ch, uint32_t seq)
-{
-    if (!ch->spur_check || gas_udp_seq_lt(seq, ch->spur_lo) || gas_udp_seq_ge(seq, ch->spur_hi))
-        return;
-    ch->spur_check = 0;
-    ch->c.spurious++;
-    if (ch->cwnd < ch->spur_cwnd)
-        ch->cwnd = ch->spur_cwnd;
-    if (ch->ssthresh < ch->spur_ssthresh)
-        ch->ssthresh = ch->spur_ssthresh;
-    ch->in_recovery = 0;
-}
-
-int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, uint64_t now)
-{
-    uint32_t ack = h->ack;
-    uint64_t sack = h->sack;
-    if (gas_udp_seq_gt(ack, ch->snd_nxt))
-        return -1;
-    if (h->dsack)
-        spurious_check(ch, ack - h->dsack);
-    uint64_t acked = 0, sample_sent = 0, old_sacked = ch->sacked_txorder;
-    while (gas_udp_seq_lt(ch->una, ack)) {
-        struct gas_udp_slot *s = gas_udp_slot_at(ch, ch->una);
-        acked += slot_acked(ch, s, &sample_sent);
-        gas_udp_buf_put(ch, s->buf);
-        s->buf = NULL;
-        ch->una++;
-    }
-    for (unsigned i = 0; i < 64 && sack >> i; i++) {
-        uint32_t seq = ack + 1 + i;
-        if (!(sack >> i & 1) || gas_udp_seq_lt(seq, ch->una))
-            continue;
-        if (gas_udp_seq_ge(seq, ch->snd_nxt))
-            break;
-        struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
-        if (s->state != SLOT_SACKED && s->txorder > ch->sacked_txorder)
-            ch->sacked_txorder = s->txorder;
-        acked += slot_acked(ch, s, &sample_sent);
-    }
-    if (sample_sent && now > sample_sent)
-        gas_udp_rtt_sample(&ch->rtt, now - sample_sent);
-    if (acked) {
-        ch->last_progress_ns = now;
-        ch->rto_at = ch->inflight ? now + gas_udp_rtt_timeout(&ch->rtt) : 0;
-        if (!ch->in_recovery || ch->rec_timeout) {
-            if (ch->cwnd < ch->ssthresh)
-                ch->cwnd += acked;
-            else
-                ch->cwnd += (uint64_t)gas_udp_g.cfg.dgram_max * acked / ch->cwnd + 1;
-            if (ch->cwnd > ch->cwnd_max)
-                ch->cwnd = ch->cwnd_max;
-        }
-    }
-    if (ch->in_recovery && gas_udp_seq_ge(ch->una, ch->recover))
-        ch->in_recovery = 0;
-    if (ch->sacked_txorder > old_sacked) {
-        /* Three datagrams sent after this one arrived: it was lost. */
-        int loss = 0;
-        for (uint32_t seq = ch->una; seq != ch->snd_nxt; seq++) {
-            struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
-            if (s->state == SLOT_FLIGHT && s->txorder + GAS_UDP_DUPTHRESH <= ch->sacked_txorder) {
-                mark_lost(ch, s);
-                loss = 1;
-            }
-        }
-        if (loss)
-            congestion_event(ch, 0);
-    }
-    return 0;
-}
-
-void gas_udp_chan_cack(struct gas_udp_chan *ch, uint32_t cack, uint64_t now)
-{
-    uint32_t cur = atomic_load_explicit(&ch->cacked, memory_order_relaxed);
-    if (gas_udp_seq_gt(cack, cur) && gas_udp_seq_le(cack, ch->next_seq)) {
-        atomic_store_explicit(&ch->cacked, cack, memory_order_release);
-        ch->last_progress_ns = now;
-        ch->probe_backoff = 0;
-    }
-}
-
 void gas_udp_chan_resend_replies(struct gas_udp_chan *ch, uint32_t dup, uint64_t now)
 {
     /* The peer sent `dup` again, so it may not have our answer: the answer
@@ -345,7 +262,7 @@ void gas_udp_chan_resend_replies(struct gas_udp_chan *ch, uint32_t dup, uint64_t
     for (uint32_t seq = ch->una; seq != ch->snd_nxt && n < 4; seq++) {
         struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
         if (s->state == SLOT_FLIGHT && gas_udp_seq_gt(s->cack, dup) && now - s->last_ns > recent) {
-            mark_lost(ch, s);
+            gas_udp_mark_lost(ch, s);
             n++;
         }
     }
@@ -358,32 +275,7 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now)
     const struct gas_udp_cfg *c = &gas_udp_g.cfg;
     if (atomic_load_explicit(&ch->dead, memory_order_relaxed))
         return GAS_UDP_NEVER;
-    uint64_t next = GAS_UDP_NEVER;
-    if (ch->rto_at && now >= ch->rto_at) {
-        /* No progress for a whole timeout: what has been out that long is lost. */
-        uint64_t rto = gas_udp_rtt_timeout(&ch->rtt);
-        uint64_t cwnd = ch->cwnd, ssthresh = ch->ssthresh;
-        int expired = 0;
-        for (uint32_t seq = ch->una; seq != ch->snd_nxt; seq++) {
-            struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
-            if (s->state == SLOT_FLIGHT && now >= s->last_ns + rto) {
-                if (!expired)
-                    ch->spur_lo = seq;
-                ch->spur_hi = seq + 1;
-                mark_lost(ch, s);
-                expired = 1;
-            }
-        }
-        if (expired) {
-            gas_udp_rtt_backoff(&ch->rtt);
-            congestion_event(ch, 1);
-            ch->backoff_ns = now;
-            ch->spur_check = 1;
-            ch->spur_cwnd = cwnd;
-            ch->spur_ssthresh = ssthresh;
-        }
-        ch->rto_at = ch->inflight ? now + gas_udp_rtt_timeout(&ch->rtt) : 0;
-    }
+    uint64_t next = gas_udp_loss_timers(ch, now);
     if (ch->una != ch->next_seq || atomic_load(&ch->cacked) != ch->next_seq) {
         uint64_t quiet_for = now > ch->last_progress_ns ? now - ch->last_progress_ns : 0;
         if (quiet_for >= c->peer_timeout) {
@@ -415,6 +307,8 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now)
     }
     if (ch->retry_ns && ch->retry_ns > now && ch->retry_ns < next)
         next = ch->retry_ns;
+    if (ch->pace_at && now >= ch->pace_at)
+        ch->pace_at = 0; /* the push below sends what the pacer held */
     if (ch->lost || ch->snd_nxt != ch->next_seq || (ch->open && ch->open_len > GAS_UDP_HDR_LEN))
         gas_udp_chan_push(ch, now, 1);
     if (ch->ack_due_ns) {
@@ -423,7 +317,7 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now)
         else if (ch->ack_due_ns < next)
             next = ch->ack_due_ns;
     }
-    if (ch->rto_at && ch->rto_at < next)
-        next = ch->rto_at;
+    if (ch->pace_at && ch->pace_at < next)
+        next = ch->pace_at;
     return next;
 }

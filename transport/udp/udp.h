@@ -10,7 +10,9 @@
  *   sock.c       socket, address choice, batched send/receive, fault injection
  *   chan.c       per-peer channel: making it, filling and sealing datagrams,
  *                operations awaiting answers, declaring a peer dead
- *   send.c       send side: windows, congestion, transmission, acks, loss, timers
+ *   rate.[ch]    delivery-rate estimate from acknowledgements, and the pacer
+ *   send.c       send side: windows, pacing, transmission, standalone acks, timers
+ *   recovery.c   acknowledgements in, loss detection and response, timeouts, probes
  *   rx.c         receive side: checks, in-order delivery, applying records
  *   ops.c        the ops table: routes, put/get/atomics, quiet, counters
  *   init.c       set-up and tear-down: configuration, sockets, threads, goodbyes
@@ -30,6 +32,7 @@
 
 #include "runtime/wait.h"
 #include "transport/transport.h"
+#include "transport/udp/rate.h"
 #include "transport/udp/rtt.h"
 #include "transport/udp/rxwin.h"
 #include "transport/udp/seq.h"
@@ -54,6 +57,10 @@ struct gas_udp_cfg {
     uint32_t window;         /* datagrams in flight per peer */
     uint64_t inflight_near, inflight_far, inflight_total, send_queue;
     uint64_t rto_min, rto_max, rto_init, ack_delay, peer_timeout;
+    int pace;                /* pace at the estimated delivery rate */
+    uint64_t pace_burst;     /* bytes that may leave back to back */
+    uint32_t pace_headroom_ppm; /* pacing above (and below) the estimate while probing */
+    uint32_t loss_tolerance_ppm; /* loss rates below it shrink the window by 15%, not half */
     int poll_mode;
     uint32_t drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
     uint64_t fault_delay;
@@ -73,6 +80,7 @@ struct gas_udp_slot {
     uint32_t cack;         /* the reverse stream's delivery point when sealed */
     uint8_t state, ntx;
     uint64_t first_ns, last_ns, txorder;
+    struct gas_udp_rate_snap snap; /* delivery-rate state at its last transmission */
 };
 
 enum gas_udp_op_kind { OP_FREE, OP_PUT, OP_GET, OP_AMO };
@@ -92,7 +100,7 @@ struct gas_udp_chan {
     pthread_mutex_t lock;
     int rank;
     struct sockaddr_in addr;
-    int have_addr, near;
+    int have_addr, near, paced;
     atomic_int dead;
 
     /* send stream */
@@ -103,6 +111,7 @@ struct gas_udp_chan {
     uint32_t ring_cap;
     unsigned char *open;         /* datagram being filled (records from GAS_UDP_HDR_LEN) */
     uint32_t open_len;
+    struct gas_udp_cont tx_cont; /* what a CONT appended now would continue */
     unsigned char **pool;        /* spare datagram buffers */
     uint32_t npool;
     uint64_t inflight;           /* bytes of FLIGHT slots */
@@ -116,6 +125,15 @@ struct gas_udp_chan {
     uint64_t backoff_ns;         /* last timeout: older datagrams give no RTT samples */
     uint32_t spur_lo, spur_hi;   /* what the last timeout resent, until proven needed or not */
     int spur_check;
+    int frto;                    /* a timeout resent the oldest datagram: was it lost? (F-RTO) */
+    int rto_probe;               /* a probe goes out whatever the windows say (timeout, tail) */
+    uint64_t tlp_at;             /* tail-loss probe due (0: none) */
+    int tlp_out;                 /* a tail-loss probe is out, no progress since */
+    int32_t loss_avg;            /* moving average of lost datagrams, of 65536 */
+    uint32_t ep_flight, ep_lost; /* this loss episode: datagrams out at its start, lost */
+    int ep_cut;                  /* the rate estimate was cut in this episode */
+    struct gas_udp_rate rate;    /* delivery-rate estimate and pacing */
+    uint64_t pace_at;            /* paced: the next datagram may leave then (0: none waits) */
     uint64_t spur_cwnd, spur_ssthresh; /* the window before that timeout, to restore */
     uint64_t last_progress_ns, retry_ns;
     uint64_t last_rx_ns;         /* the peer's last datagram */
@@ -127,6 +145,7 @@ struct gas_udp_chan {
 
     /* receive stream */
     struct gas_udp_rxwin rx;
+    struct gas_udp_cont rx_cont; /* what the peer's next CONT continues */
     unsigned char **held;        /* early datagrams, by seq & (rx.size - 1) */
     uint32_t *held_len;
     uint32_t ack_pending;        /* datagrams received since we last acknowledged */
@@ -234,6 +253,9 @@ void gas_udp_chan_free(struct gas_udp_chan *ch);
  * GAS_UDP_NOROOM when no datagram buffer can be had. */
 #define GAS_UDP_NOROOM ((size_t)-1)
 size_t gas_udp_chan_room(struct gas_udp_chan *ch, size_t fixed, size_t want);
+/* Bytes before the data that r will take when appended now: a PUT or
+ * GET_REPLY that continues the stream's last record goes as a 4-byte CONT. */
+size_t gas_udp_chan_fixed(const struct gas_udp_chan *ch, const struct gas_udp_rec *r);
 /* Append a record (after gas_udp_chan_room); returns where its data goes. */
 unsigned char *gas_udp_chan_append(struct gas_udp_chan *ch, const struct gas_udp_rec *r);
 void gas_udp_chan_seal(struct gas_udp_chan *ch, uint64_t now);
@@ -246,6 +268,8 @@ struct gas_udp_op *gas_udp_op_find(struct gas_udp_chan *ch, uint32_t id);
 void gas_udp_op_finish(struct gas_udp_chan *ch, struct gas_udp_op *op);
 
 /* ---- send.c ---- */
+/* Set the pacing rate from the delivery-rate estimate (GAS_UDP_PACE). */
+void gas_udp_pace_update(struct gas_udp_chan *ch, uint64_t now);
 /*
  * Send what the windows allow (losses first, then new datagrams).  Unless
  * flush, a part-filled open datagram stays open (corked) while GAS_UDP_CORK
@@ -255,16 +279,24 @@ void gas_udp_op_finish(struct gas_udp_chan *ch, struct gas_udp_op *op);
  */
 #define GAS_UDP_CORK 8
 void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush);
-/* An acknowledgement from the peer; -1 when it acknowledges what was never sent. */
-int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, uint64_t now);
-/* A completion point from the peer's stream (see wire.h, cack). */
-void gas_udp_chan_cack(struct gas_udp_chan *ch, uint32_t cack, uint64_t now);
 /* A standalone acknowledgement; flags may add GAS_UDP_F_ACKREQ (a probe). */
 void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags);
 /* Retransmission, delayed-ack and peer timers; returns the next deadline. */
 uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now);
 /* A duplicate of our peer's datagram dup arrived: resend replies to it. */
 void gas_udp_chan_resend_replies(struct gas_udp_chan *ch, uint32_t dup, uint64_t now);
+
+/* ---- recovery.c ---- */
+/* An acknowledgement from the peer; -1 when it acknowledges what was never sent. */
+int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, uint64_t now);
+/* A completion point from the peer's stream (see wire.h, cack). */
+void gas_udp_chan_cack(struct gas_udp_chan *ch, uint32_t cack, uint64_t now);
+/* Take a datagram in flight for lost (it is sent again before new data). */
+void gas_udp_mark_lost(struct gas_udp_chan *ch, struct gas_udp_slot *s);
+/* Datagrams went out now: arm the retransmission timer and the tail-loss probe. */
+void gas_udp_loss_sent(struct gas_udp_chan *ch, uint64_t now);
+/* Fire the retransmission timer or the tail-loss probe when due; the next deadline. */
+uint64_t gas_udp_loss_timers(struct gas_udp_chan *ch, uint64_t now);
 
 /* ---- rx.c ---- */
 /* Receive and handle one batch; returns datagrams handled (0: none waiting). */

@@ -1,30 +1,33 @@
 /*
- * wire.h - the udp transport's datagram format, version 1 (docs/udp-wire.md).
+ * wire.h - the udp transport's datagram format, version 2 (docs/udp-wire.md).
  *
- * A datagram is a 48-byte header and zero or more records; integers are
- * little-endian.  The header carries the job key, both ranks, this stream's
- * sequence number, the acknowledgement of the reverse stream and a checksum
- * over the whole datagram.  A datagram with UDP_F_NOSEQ is a standalone
- * acknowledgement: it consumes no sequence number and carries no records.
+ * A datagram is a 32-byte header and zero or more records; integers are
+ * little-endian.  The header carries the job key, the source rank, this
+ * stream's sequence number, the acknowledgement of the reverse stream and a
+ * checksum over the whole datagram and the destination rank.  A datagram
+ * with NOSEQ is a standalone acknowledgement: 40 bytes, the header and the
+ * selective acknowledgement; it consumes no sequence number and carries no
+ * records.  Only standalone acknowledgements carry selective acks.
  *
  *   off size header field
- *     0   4  magic      "GASU" (0x55534147)
- *     4   1  version    1
- *     5   1  flags      NOSEQ 1, ACKREQ 2 (acknowledge at once), RETX 4
- *     6   2  dsack      0, or d: number ack - d arrived twice (a retransmission
+ *     0   1  version    2
+ *     1   1  flags      NOSEQ 1, ACKREQ 2 (acknowledge at once), RETX 4
+ *     2   2  dsack      0, or d: number ack - d arrived twice (a retransmission
  *                       that was not needed: the sender's timeout was spurious)
+ *     4   4  src        sending rank
  *     8   8  key        the job key
- *    16   4  src        sending rank
- *    20   4  dst        receiving rank
- *    24   4  seq        this datagram's number (NOSEQ: the next one to be used)
- *    28   4  ack        next number expected from dst (all before it delivered)
- *    32   8  sack       bit i: number ack + 1 + i arrived early and is held
- *    40   4  cack       completion point: dst's numbers before it are applied
- *                       and their replies are in this stream before this point
- *    44   4  sum        checksum of the datagram with this field zero
+ *    16   4  seq        this datagram's number (NOSEQ: the next one to be used)
+ *    20   4  ack        next number expected from the receiver (all before it delivered)
+ *    24   4  cack       completion point: the receiver's numbers before it are
+ *                       applied and their replies are in this stream before this point
+ *    28   4  sum        checksum of the datagram (this field zero) and the receiving rank
+ *    32   8  sack       NOSEQ only: bit i, number ack + 1 + i arrived early and is held
  *
  *   record: type u8, flags u8, dlen u16 (data bytes at the end), op u32,
  *           off u64, then a fixed part by type, then dlen data bytes.
+ *   CONT record: type u8, flags u8, dlen u16, then (SIGNAL) the signal, then
+ *           data: the next piece of the PUT or GET_REPLY just before it in
+ *           the stream (same op, at the offset that follows it).
  */
 #ifndef GAS_UDP_WIRE_H
 #define GAS_UDP_WIRE_H
@@ -33,10 +36,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#define GAS_UDP_MAGIC 0x55534147u
-#define GAS_UDP_VERSION 1
-#define GAS_UDP_HDR_LEN 48
+#define GAS_UDP_VERSION 2
+#define GAS_UDP_HDR_LEN 32           /* numbered datagrams: records follow */
+#define GAS_UDP_ACK_LEN 40           /* a standalone acknowledgement (NOSEQ) */
 #define GAS_UDP_REC_LEN 16
+#define GAS_UDP_CONT_LEN 4           /* a continuation record before its fixed part */
 #define GAS_UDP_IP_UDP_OVERHEAD 28   /* IPv4 + UDP headers, subtracted from the MTU */
 #define GAS_UDP_MAX_DGRAM 65507
 
@@ -56,6 +60,7 @@ enum gas_udp_rec_type {
     GAS_UDP_R_ERR,         /* a request of operation `op` was refused */
     GAS_UDP_R_BYE,         /* the sender is finalising: nothing follows */
     GAS_UDP_R_CTRL,        /* a control message of another transport (rdma's QP handshake) */
+    GAS_UDP_R_CONT,        /* the next piece of the PUT or GET_REPLY before it */
     GAS_UDP_R_COUNT
 };
 
@@ -69,11 +74,12 @@ struct gas_udp_hdr {
     uint8_t version, flags;
     uint16_t dsack;
     uint64_t key;
-    uint32_t src, dst, seq, ack, cack, sum;
-    uint64_t sack;
+    uint32_t src, seq, ack, cack, sum;
+    uint64_t sack;   /* NOSEQ only (0 in numbered datagrams) */
 };
 
-/* A decoded record; which of a/b/c/d are used depends on the type. */
+/* A decoded record; which of a/b are used depends on the type.  A CONT
+ * record decodes with op and off 0 until gas_udp_cont_step resolves it. */
 struct gas_udp_rec {
     uint8_t type, flags;
     uint16_t dlen;
@@ -101,30 +107,53 @@ static inline uint64_t gas_udp_ld64(const unsigned char *p)
 /* Bytes of a record of this type and flags before its data. */
 size_t gas_udp_rec_fixed(unsigned type, unsigned flags);
 
-/* Write a header (sum 0; set it with gas_udp_dgram_sum_set once complete). */
+/*
+ * Which record a CONT continues, on one side of one stream: the PUT piece
+ * (without FINAL) or GET_REPLY that came last, its op and the offset right
+ * after it; type 0 when the last record was anything else.
+ */
+struct gas_udp_cont {
+    uint8_t type;
+    uint32_t op;
+    uint64_t off;
+};
+
+/*
+ * Resolve a record in stream order: a CONT takes the type, op and offset
+ * from *c (0 when it continues nothing, or has flags on a GET_REPLY); then
+ * *c moves past the record.  The offset after a piece saturates at
+ * UINT64_MAX, which no range check accepts.
+ */
+int gas_udp_cont_step(struct gas_udp_cont *c, struct gas_udp_rec *r);
+
+/* Write a header: NOSEQ ones with their sack (sum 0; set it with
+ * gas_udp_dgram_sum_set once the datagram is complete). */
 void gas_udp_hdr_write(unsigned char *buf, const struct gas_udp_hdr *h);
-/* Rewrite the fields that change on every transmission. */
-void gas_udp_hdr_refresh(unsigned char *buf, uint8_t flags, uint16_t dsack, uint32_t ack,
-                         uint64_t sack);
+/* Rewrite the fields of a numbered datagram that change on every transmission. */
+void gas_udp_hdr_refresh(unsigned char *buf, uint8_t flags, uint16_t dsack, uint32_t ack);
 
 /*
  * Write a record at p (data not copied: the caller copies r->dlen bytes to
- * the returned pointer).  The caller has checked that it fits.
+ * the returned pointer).  The caller has checked that it fits.  A CONT
+ * writes only type, flags, dlen and the signal.
  */
 unsigned char *gas_udp_rec_write(unsigned char *p, const struct gas_udp_rec *r);
 
 /* Walk the records of a checked datagram: 1 and *r filled, or 0 at the end. */
 int gas_udp_rec_next(const unsigned char *buf, size_t len, size_t *pos_p, struct gas_udp_rec *r);
 
-/* The 32-bit checksum of a datagram of len >= GAS_UDP_HDR_LEN bytes (sum field excluded). */
-uint32_t gas_udp_sum32(const unsigned char *buf, size_t len);
-void gas_udp_dgram_sum_set(unsigned char *buf, size_t len);
+/* The 32-bit checksum of a datagram of len >= GAS_UDP_HDR_LEN bytes (sum
+ * field excluded) sent to rank dst. */
+uint32_t gas_udp_sum32(const unsigned char *buf, size_t len, uint32_t dst);
+void gas_udp_dgram_sum_set(unsigned char *buf, size_t len, uint32_t dst);
 
 /*
- * Check a received datagram: length, magic, version, key, ranks, checksum
- * and the shape of every record.  0 and *h filled; else -1 with *why_p a
- * constant reason (h->src is filled whenever the header is long enough,
- * so the caller can count the bad datagram against the rank it names).
+ * Check a received datagram: length, version, flags, checksum (which covers
+ * the destination rank me), key, source rank and the shape of every record
+ * (a CONT must follow a record it can continue, or come first).  0 and *h
+ * filled; else -1 with *why_p a constant reason (h->src is filled whenever
+ * the header is long enough, so the caller can count the bad datagram
+ * against the rank it names).
  */
 int gas_udp_dgram_check(const unsigned char *buf, size_t len, uint64_t key, uint32_t me,
                         uint32_t nranks, struct gas_udp_hdr *h, const char **why_p);
