@@ -7,6 +7,8 @@
 #   make bench      the gas-bench standard set -> docs/performance.md (long)
 #   make install PREFIX=/usr/local
 
+.DEFAULT_GOAL := all
+
 PREFIX  ?= /usr/local
 BUILD   ?= build
 CC      ?= gcc

@@ -59,7 +59,7 @@ static void test_sim_qp(void)
     gas_vb_dev_info_t info;
     T(vb->open("sim", 1, &ctx, &info) == GAS_OK);
     T(vb->alloc_pd(ctx, &pd) == GAS_OK);
-    T(vb->create_cq(ctx, 64, &cq) == GAS_OK);
+    T(vb->create_cq(ctx, 64, 0, &cq) == GAS_OK);
     int fd = memfd_create("t", 0);
     T(ftruncate(fd, 65536) == 0);
     char *mem = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
