@@ -88,10 +88,11 @@ static gas_status_t rc_xfer(gas_rdma_peer_t *p, int write, uint64_t off, char *b
     return st;
 }
 
-/* Earlier plain writes on other QPs must land before what follows (route held). */
+/* Earlier writes on other QPs must land before what follows (route held). */
 static gas_status_t after_writes(gas_rdma_peer_t *p, const char *call)
 {
-    return p->plain_writes ? gas_rdma_drain_posted(p, call) : GAS_OK;
+    return __atomic_load_n(&p->plain_writes, __ATOMIC_RELAXED) ? gas_rdma_drain_posted(p, call)
+                                                               : GAS_OK;
 }
 
 /* ---- put and get ---- */

@@ -279,6 +279,8 @@ static gas_status_t rdma_stats(gas_tl_peer_t *peer, gas_peer_stats_t *out)
         out->rdma_work_requests += __atomic_load_n(&g->n_wr, __ATOMIC_RELAXED);
         out->rdma_bytes += __atomic_load_n(&g->n_bytes, __ATOMIC_RELAXED);
         out->rdma_errors += __atomic_load_n(&g->n_err, __ATOMIC_RELAXED);
+        out->rdma_signals += __atomic_load_n(&g->n_signals, __ATOMIC_RELAXED);
+        out->rdma_redone += __atomic_load_n(&g->n_redone, __ATOMIC_RELAXED);
         out->upgraded_peers += atomic_load(&g->upgraded);
         return GAS_OK;
     }
@@ -290,6 +292,8 @@ static gas_status_t rdma_stats(gas_tl_peer_t *peer, gas_peer_stats_t *out)
     out->rdma_work_requests = p->n_wr;
     out->rdma_bytes = p->n_bytes;
     out->rdma_errors = p->n_err;
+    out->rdma_signals = p->n_signals;
+    out->rdma_redone = p->n_redone;
     out->upgraded_peers = atomic_load(&p->state) == RC_READY;
     pthread_mutex_unlock(&p->lock);
     return st;

@@ -133,7 +133,7 @@ static void wr_done(gas_rdma_peer_t *p, struct gas_rdma_qp *q, uint32_t index, i
     *w = (struct gas_rdma_wr){0};
     __atomic_store_n(&q->done, q->done + 1, __ATOMIC_RELEASE);
     if (atomic_fetch_sub(&p->outstanding, 1) == 1)
-        p->plain_writes = 0;
+        __atomic_store_n(&p->plain_writes, 0, __ATOMIC_RELAXED);
 }
 
 /* ---- failures ---- */
@@ -157,11 +157,16 @@ void gas_rdma_peer_fail(gas_rdma_peer_t *p, const char *what, uint32_t qpn, enum
              gas_vb_wc_status_str(s),
              fb ? "what failed is redone and later operations go over udp"
                 : "GAS_RDMA_FALLBACK=n: every operation to it fails");
-    gas_log_error("rdma", "%s", msg);
-    if (fb)
+    if (fb) {
+        gas_log_error("rdma", "%s", msg);
         atomic_store(&g->switch_due, 1);
-    else
+    } else {
+        /* The job fails cleanly: at once with GAS_ERRORS=abort (a wait for a
+         * signal this path would have carried could not end otherwise), else
+         * from the next operation to the peer or quiet. */
         peer_note_error(p, wc_to_status(s), msg);
+        gas_rt_error(wc_to_status(s), "rdma", "%s", msg);
+    }
     /* The other QPs stop too: what they hold is flushed. */
     gas_vb_qp_attr_t err = {.qp_state = GAS_VB_QPS_ERR};
     for (unsigned i = 0; i < p->nqp; i++)
@@ -318,8 +323,8 @@ gas_status_t gas_rdma_post(gas_rdma_peer_t *p, const struct gas_rdma_req *r, con
         return not_ready(p, call);
     }
     q->since_signal = wr.flags & GAS_VB_SEND_SIGNALED ? 0 : q->since_signal + 1;
-    if (r->opcode == GAS_VB_WR_RDMA_WRITE)
-        p->plain_writes = 1;
+    if (r->opcode == GAS_VB_WR_RDMA_WRITE || r->opcode == GAS_VB_WR_RDMA_WRITE_WITH_IMM)
+        __atomic_store_n(&p->plain_writes, 1, __ATOMIC_RELAXED);
     p->n_wr++;
     p->n_bytes += r->len;
     __atomic_fetch_add(&g->n_wr, 1, __ATOMIC_RELAXED);
@@ -330,7 +335,9 @@ gas_status_t gas_rdma_post(gas_rdma_peer_t *p, const struct gas_rdma_req *r, con
 /* ---- drains ---- */
 
 /* Make every QP of the peer report its tail: a zero-length signalled marker
- * where the last request was unsignalled or the QP failed (peer locked). */
+ * where the last request was unsignalled or the QP failed (peer locked).
+ * One marker per QP at a time: a drain's condition calls this again, so a
+ * tail posted after a marker (another thread) gets its own marker later. */
 static void post_markers(gas_rdma_peer_t *p)
 {
     struct gas_rdma_state *g = &gas_rdma_g;
@@ -355,13 +362,22 @@ struct snap {
     uint32_t posted[GAS_RDMA_MAX_QPS];
 };
 
+static void markers_again(gas_rdma_peer_t *p)
+{
+    pthread_mutex_lock(&p->lock);
+    post_markers(p);
+    pthread_mutex_unlock(&p->lock);
+}
+
 static int snap_done(void *arg)
 {
     const struct snap *s = arg;
     gas_rdma_progress();
     for (unsigned i = 0; i < s->n; i++)
-        if ((int32_t)(__atomic_load_n(&s->p->qp[i].done, __ATOMIC_ACQUIRE) - s->posted[i]) < 0)
+        if ((int32_t)(__atomic_load_n(&s->p->qp[i].done, __ATOMIC_ACQUIRE) - s->posted[i]) < 0) {
+            markers_again(s->p);
             return 0;
+        }
     return 1;
 }
 
@@ -384,7 +400,10 @@ gas_status_t gas_rdma_drain_posted(gas_rdma_peer_t *p, const char *call)
 static int drained(void *arg)
 {
     gas_rdma_progress();
-    return atomic_load(&((gas_rdma_peer_t *)arg)->outstanding) == 0;
+    if (atomic_load(&((gas_rdma_peer_t *)arg)->outstanding) == 0)
+        return 1;
+    markers_again(arg);
+    return 0;
 }
 
 gas_status_t gas_rdma_drain_all(gas_rdma_peer_t *p, const char *call)

@@ -137,7 +137,7 @@ typedef struct gas_rdma_peer {
     uint32_t stage_lkey;
     char *stage;
     _Atomic uint32_t outstanding;   /* over all QPs */
-    int plain_writes;               /* plain WRITEs posted since the last drain */
+    int plain_writes;               /* writes posted since nothing was outstanding (atomic) */
     /* the peer's side */
     uint64_t seg_base, seg_size, mbox_base;
     uint32_t seg_rkey, mbox_rkey;
@@ -156,7 +156,7 @@ typedef struct gas_rdma_peer {
     int err_status;
     char err_msg[200];
     /* counters */
-    uint64_t n_wr, n_bytes, n_err, n_upgrades;
+    uint64_t n_wr, n_bytes, n_err, n_upgrades, n_signals, n_redone;
 } gas_rdma_peer_t;
 
 struct gas_rdma_state {
@@ -179,7 +179,7 @@ struct gas_rdma_state {
     _Atomic uint32_t upgraded;
     _Atomic int switch_due;         /* a peer fell back: progress may switch it */
     int finalizing;                 /* failures now are peers leaving: no fallback */
-    uint64_t n_wr, n_bytes, n_err;  /* totals (atomic adds) */
+    uint64_t n_wr, n_bytes, n_err, n_signals, n_redone; /* totals (atomic adds) */
 };
 
 extern struct gas_rdma_state gas_rdma_g;

@@ -52,6 +52,8 @@ static void apply_notify(gas_rdma_peer_t *p, uint32_t seq)
     }
     gas_tl_signal_apply(g->env.seg_base + off, value, op == GAS_SIGNAL_ADD ? GAS_SIGNAL_ADD
                                                                            : GAS_SIGNAL_SET);
+    p->n_signals++;
+    __atomic_fetch_add(&g->n_signals, 1, __ATOMIC_RELAXED);
     gas_rt_doorbell_ring(&gas_al_seg_hdr(g->env.seg_base)->doorbell, off, 8);
 }
 

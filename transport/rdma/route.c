@@ -118,6 +118,14 @@ static gas_status_t wait_consumed(gas_rdma_peer_t *p, const char *call)
 
 /* ---- redo after a fallback ---- */
 
+static void count_redone(gas_rdma_peer_t *p, unsigned n)
+{
+    pthread_mutex_lock(&p->lock);
+    p->n_redone += n;
+    pthread_mutex_unlock(&p->lock);
+    __atomic_fetch_add(&gas_rdma_g.n_redone, n, __ATOMIC_RELAXED);
+}
+
 /* Issue one udp operation for comp on behalf of an RC request. */
 static gas_status_t udp_for(gas_rdma_peer_t *p, gas_tl_comp_t *comp, gas_status_t st)
 {
@@ -161,8 +169,10 @@ static void redo_requests(gas_rdma_peer_t *p, const char *call)
         e = next;
         n++;
     }
-    if (n)
+    if (n) {
+        count_redone(p, n);
         gas_log_info("rdma", "rank %d: %u requests that failed over RC redone over udp", p->rank, n);
+    }
 }
 
 static int cut_answered(void *arg)
@@ -211,8 +221,10 @@ static gas_status_t redo_signals(gas_rdma_peer_t *p, const char *call)
         if (s < 0)
             st = s;
     }
-    if (n)
+    if (n) {
+        count_redone(p, n);
         gas_log_info("rdma", "rank %d: %u signals redone over udp", p->rank, n);
+    }
     return st;
 }
 

@@ -214,7 +214,8 @@ static void *progress_main(void *arg)
             now = gas_rt_now_ns();
         }
         n += gas_udp_timers_run(now);
-        n += gas_udp_event_run(now < atomic_load(&g->lease_until));
+        /* a lease holder asleep in the socket polls nothing else */
+        n += gas_udp_event_run(now < atomic_load(&g->lease_until) && !atomic_load(&g->waiter_asleep));
         if (n) {
             busy = now;
             continue;
@@ -289,6 +290,10 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
             wait_events(g->epfd, -1, now, until);
         return 1;
     }
+    /* The other transport's source stops being polled by this thread: arm
+     * it, so that the progress thread wakes for it. */
+    if (gas_udp_event_run(0) && cond(arg))
+        return 1;
     /* A wait on a segment word sleeps on the doorbell, which the progress
      * thread rings for that word: give it the socket back.  So does every
      * waiter beyond the first, while the first keeps the socket. */
