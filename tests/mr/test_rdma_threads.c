@@ -35,7 +35,7 @@ static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct worker {
     int k;
-    uint8_t shadow[SLICE];
+    _Alignas(8) uint8_t shadow[SLICE];   /* its words are read as uint64_t */
     uint8_t dirty[SLICE / GRAIN];   /* written since the last fence or quiet */
     uint64_t signals;
     long bad;
