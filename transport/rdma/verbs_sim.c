@@ -656,8 +656,7 @@ static void fail_qp(struct gas_vb_qp *qp, const gas_vb_send_wr_t *wr, int status
     complete(qp, wr, status);
     while (qp->pend_n) {
         complete(qp, &qp->pend[qp->pend_head].wr, GAS_VB_WC_FLUSH_ERR);
-        qp->pend_head = (qp->pend_head + 1) % qp->pend_cap;
-        qp->pend_n--;
+        pend_pop(qp); /* frees an inline request's copy */
     }
 }
 
