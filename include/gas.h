@@ -796,6 +796,8 @@ typedef struct gas_peer_stats {
     uint64_t rdma_work_requests; /* work requests posted */
     uint64_t rdma_bytes;       /* bytes written, read or updated over RC */
     uint64_t rdma_errors;      /* work requests that completed in error */
+    uint64_t rdma_signals;     /* DQPLB signals of this peer applied here (as target) */
+    uint64_t rdma_redone;      /* requests and signals redone over udp after an RC failure */
     uint32_t upgraded_peers;   /* peers now reached over RC (this rank's totals; 0/1 per peer) */
 } gas_peer_stats_t;
 

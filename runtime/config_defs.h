@@ -146,8 +146,8 @@ GAS_CONFIG_ROW(RDMA_SIGNAL_EVERY, UINT, "16", NULL,
                "Selective signalling: at least every this many work requests on a queue pair asks for a completion (and the last of an operation that waits for one).")
 GAS_CONFIG_ROW(RDMA_RECV_DEPTH, UINT, "128", NULL,
                "Receives kept posted per queue pair for WRITE_WITH_IMM arrivals (signalled puts).")
-GAS_CONFIG_ROW(RDMA_DQPLB, BOOL, "n", NULL,
-               "Signalled puts are striped as WRITE_WITH_IMM carrying a sequence number and a notify flag; the target's progress applies the signal once every earlier piece arrived over any queue pair, so the target must call into libgas (e.g. gas_wait_until) for the signal to land. n: the initiator waits for the payload's completion, then writes the signal with the NIC (one-sided).")
+GAS_CONFIG_ROW(RDMA_DQPLB, ENUM, "auto", "auto|y|n",
+               "Signalled puts striped over the queue pairs as WRITE_WITH_IMM carrying a sequence number and a notify flag; the target applies the signal once every earlier piece arrived over any queue pair, from its progress thread (it sleeps on the receive CQ's completion channel), so the target need not call libgas. auto: y with GAS_PROGRESS=thread, n with poll (no thread would apply it while the target computes). n: the initiator waits for the payload's completion, then writes the signal with the NIC.")
 GAS_CONFIG_ROW(RDMA_ATOMICS, ENUM, "auto", "auto|nic|cpu",
                "Where atomics to an RC peer run: nic (IB atomics; 64-bit fetch-add and compare-swap native, the rest by a compare-swap loop), cpu (over the udp request path, applied by the target's CPU), auto (nic when the device's atomics are coherent with the CPU's, else cpu). See docs/rdma.md.")
 GAS_CONFIG_ROW(RDMA_FALLBACK, BOOL, "y", NULL,

@@ -269,10 +269,11 @@ static void print_stats_line(const char *who, const gas_peer_stats_t *s)
     if (s->route[0] || s->upgraded_peers || s->rdma_work_requests)
         fprintf(stderr,
                 "[gas r%d] stats: %s rdma: route %s, upgraded peers %u, work requests %llu, "
-                "%llu B, errors %llu\n",
+                "%llu B, errors %llu, signals applied %llu, redone over udp %llu\n",
                 my_rank, who, s->route[0] ? s->route : "-", s->upgraded_peers,
                 (unsigned long long)s->rdma_work_requests, (unsigned long long)s->rdma_bytes,
-                (unsigned long long)s->rdma_errors);
+                (unsigned long long)s->rdma_errors, (unsigned long long)s->rdma_signals,
+                (unsigned long long)s->rdma_redone);
 }
 
 void gas_tl_stats_print(void)

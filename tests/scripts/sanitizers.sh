@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the library, gasrun and the tests with AddressSanitizer + UndefinedBehaviorSanitizer
 # into build/asan, then run the unit tests and a set of multi-rank tests under them (shm,
-# and udp); then the udp transport's threaded paths under ThreadSanitizer (build/tsan).
+# udp, and rdma on the sim device); then the udp and rdma transports' threaded paths under
+# ThreadSanitizer (build/tsan).
 # Any sanitizer report fails the run (halt_on_error, and UBSan is made fatal).
 set -u
 cd "$(dirname "$0")/../.."
@@ -39,20 +40,30 @@ done
 [ -x $B/tests/mr/test_udp_faults ] && GAS_TRANSPORT=udp GAS_TEST_OPS=8000 GAS_TEST_UDP_DROP=5% \
     GAS_TEST_UDP_DUP=2% GAS_TEST_UDP_REORDER=5% GAS_TEST_UDP_CORRUPT=1% run 4 $B/tests/mr/test_udp_faults
 GAS_TRANSPORT=udp GAS_PROGRESS=poll run 3 $B/tests/mr/test_put_get
+# The rdma transport on the software device: upgrade, DQPLB, fallback with redo, threads.
+for t in test_put_get test_rdma test_rdma_oneside test_rdma_redo; do
+    [ -x $B/tests/mr/$t ] && GAS_TRANSPORT=rdma GAS_RDMA_DEVICE=sim run 3 $B/tests/mr/$t
+done
+GAS_TRANSPORT=rdma GAS_RDMA_DEVICE=sim GAS_TEST_RDMA_QP_ERROR=60 GAS_TEST_RDMA_DELAY=100% \
+    run 2 $B/tests/mr/test_rdma_redo
+GAS_TRANSPORT=rdma GAS_RDMA_DEVICE=sim GAS_RDMA_ATOMICS=cpu GAS_RDMA_UPGRADE_AFTER=300 \
+    GAS_TEST_RDMA_QP_ERROR=900 GAS_TEST_OPS=4000 run 2 $B/tests/mr/test_rdma_threads
 run 4 $B/examples/histogram 20000
 run 2 $B/bin/gas-bench --mode all --max-size 64k --reps 2 --quick
 # ThreadSanitizer over the udp transport (a progress thread, application threads
-# that also receive, per-channel locks) and gas_alloc from several threads (arenas
-# made on demand): its own build tree, a few runs.  A compiler with TSan whose
-# build fails is a failure, not a skip (the build once broke silently).
+# that also receive, per-channel locks), the rdma one (route switches under several
+# threads, the receive CQ served by the progress thread) and gas_alloc from several
+# threads (arenas made on demand): its own build tree, a few runs.  The sanitizer
+# reaches the links through CFLAGS.  A compiler with TSan whose build fails is a
+# failure, not a skip (the build once broke silently).
 T=build/tsan
 TSAN="-fsanitize=thread"
 if echo 'int main(void){return 0;}' | gcc -x c - $TSAN -o /dev/null 2>/dev/null; then
     if make --no-print-directory -s BUILD=$T OPT="-O1 -g" EXTRA_CFLAGS="$TSAN" \
            $T/bin/gasrun $T/tests/unit/test_udp_chan \
            $T/tests/mr/test_atomics $T/tests/mr/test_udp_faults $T/tests/mr/test_udp_oneside \
-           $T/tests/mr/test_udp_threads $T/tests/mr/test_alloc_threads \
-           $T/tests/mr/test_arena_auto >$T.build.log 2>&1; then
+           $T/tests/mr/test_udp_threads $T/tests/mr/test_rdma_threads $T/tests/mr/test_rdma_oneside \
+           $T/tests/mr/test_alloc_threads $T/tests/mr/test_arena_auto >$T.build.log 2>&1; then
         export TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0
         B=$T
         run - $T/tests/unit/test_udp_chan
@@ -62,6 +73,10 @@ if echo 'int main(void){return 0;}' | gcc -x c - $TSAN -o /dev/null 2>/dev/null;
         GAS_TRANSPORT=udp GAS_PROGRESS=poll GAS_TEST_OPS=8000 run 2 $T/tests/mr/test_udp_threads
         GAS_TRANSPORT=udp GAS_TEST_OPS=4000 GAS_TEST_UDP_DROP=5% GAS_TEST_UDP_DUP=2% \
             GAS_TEST_UDP_REORDER=5% GAS_TEST_UDP_CORRUPT=1% run 4 $T/tests/mr/test_udp_faults
+        GAS_TRANSPORT=rdma GAS_RDMA_DEVICE=sim run 3 $T/tests/mr/test_rdma_oneside
+        GAS_TRANSPORT=rdma GAS_RDMA_DEVICE=sim GAS_RDMA_ATOMICS=cpu GAS_RDMA_UPGRADE_AFTER=300 \
+            GAS_TEST_RDMA_QP_ERROR=900 GAS_TEST_RDMA_DELAY=5% GAS_TEST_OPS=4000 \
+            run 2 $T/tests/mr/test_rdma_threads
         run 2 $T/tests/mr/test_alloc_threads
         run 2 $T/tests/mr/test_arena_auto
         GAS_ARENAS=2 run 3 $T/tests/mr/test_alloc_threads

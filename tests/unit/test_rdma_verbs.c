@@ -3,12 +3,14 @@
  * the sim back end's QP state machine (legal and illegal transitions, the
  * attributes each one needs, ERR flushing) driven through the transport's
  * own INIT/RTR/RTS functions, a loopback WRITE/READ/atomic with rkey and
- * bounds checks, and the DQPLB immediate encoding and reassembly across the
- * sequence wrap-around.
+ * bounds checks, the DQPLB immediate encoding and reassembly across the
+ * sequence wrap-around, and the completion channel of a receive CQ (an
+ * arrival fires the descriptor once per arm, and only when armed).
  */
 #include "transport/rdma/rdma.h"
 #include "runtime/config.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +61,7 @@ static void test_sim_qp(void)
     gas_vb_dev_info_t info;
     T(vb->open("sim", 1, &ctx, &info) == GAS_OK);
     T(vb->alloc_pd(ctx, &pd) == GAS_OK);
-    T(vb->create_cq(ctx, 64, &cq) == GAS_OK);
+    T(vb->create_cq(ctx, 64, 0, &cq) == GAS_OK);
     int fd = memfd_create("t", 0);
     T(ftruncate(fd, 65536) == 0);
     char *mem = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -131,11 +133,70 @@ static void test_sim_qp(void)
     vb->close(ctx);
 }
 
+static int readable(int fd)
+{
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    return poll(&pf, 1, 0) == 1;
+}
+
+static void test_sim_events(void)
+{
+    const gas_vb_ops_t *vb = &gas_vb_sim_ops;
+    struct gas_vb_ctx *ctx;
+    struct gas_vb_pd *pd;
+    struct gas_vb_cq *scq, *rcq;
+    gas_vb_dev_info_t info;
+    T(vb->open("sim", 1, &ctx, &info) == GAS_OK);
+    T(vb->alloc_pd(ctx, &pd) == GAS_OK);
+    T(vb->create_cq(ctx, 64, 0, &scq) == GAS_OK && vb->create_cq(ctx, 64, 1, &rcq) == GAS_OK);
+    T(vb->cq_event_fd(scq) == -1);
+    int fd = vb->cq_event_fd(rcq), mfd = memfd_create("t", 0);
+    T(fd >= 0 && ftruncate(mfd, 4096) == 0);
+    char *mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    struct gas_vb_mr *mr;
+    uint32_t lkey, rkey;
+    T(vb->reg_mr(pd, mem, 4096, mfd, GAS_VB_ACCESS_REMOTE_WRITE, &mr, &lkey, &rkey) == GAS_OK);
+    gas_vb_qp_caps_t caps = {.max_send_wr = 16, .max_recv_wr = 16, .max_inline = 64};
+    struct gas_vb_qp *a, *b;
+    uint32_t qa, qb;
+    T(vb->create_qp(pd, scq, scq, &caps, &a, &qa) == GAS_OK);
+    T(vb->create_qp(pd, scq, rcq, &caps, &b, &qb) == GAS_OK);
+    T(gas_rdma_qp_init(a) == 0 && gas_rdma_qp_init(b) == 0);
+    T(gas_rdma_qp_rtr(a, qb, 0, &info.port) == 0 && gas_rdma_qp_rtr(b, qa, 0, &info.port) == 0);
+    T(gas_rdma_qp_rts(a, 0) == 0 && gas_rdma_qp_rts(b, 0) == 0);
+    T(vb->post_recv(b, 77, 8) == 0);
+    char src[8] = "abcdefg";
+    gas_vb_send_wr_t w = {.wr_id = 1, .opcode = GAS_VB_WR_RDMA_WRITE_WITH_IMM, .local = src,
+                          .length = 8, .remote_addr = (uintptr_t)mem, .rkey = rkey, .imm = 42};
+    gas_vb_wc_t wc[4];
+    /* Not armed: an arrival fires nothing. */
+    T(vb->post_send(a, &w) == 0);
+    T(!readable(fd) && vb->get_cq_events(rcq) == 0);
+    T(vb->poll_cq(rcq, 4, wc) == 1 && wc[0].imm == 42 && wc[0].wr_id == 77);
+    /* Armed: the next arrival fires once; the one after it does not. */
+    T(vb->req_notify_cq(rcq) == 0 && !readable(fd));
+    w.imm = 43;
+    T(vb->post_send(a, &w) == 0 && readable(fd));
+    w.imm = 44;
+    T(vb->post_send(a, &w) == 0);
+    T(vb->get_cq_events(rcq) == 1 && !readable(fd));
+    T(vb->poll_cq(rcq, 4, wc) == 2 && wc[0].imm == 43 && wc[1].imm == 44);
+    T(vb->get_cq_events(rcq) == 0);
+    vb->destroy_qp(a);
+    vb->destroy_qp(b);
+    vb->dereg_mr(mr);
+    vb->destroy_cq(scq);
+    vb->destroy_cq(rcq);
+    vb->dealloc_pd(pd);
+    vb->close(ctx);
+}
+
 int main(void)
 {
     gas_rt_config_load();
     test_imm();
     test_sim_qp();
+    test_sim_events();
     printf(fails ? "%d failures\n" : "rdma verbs unit tests passed\n", fails);
     return fails != 0;
 }

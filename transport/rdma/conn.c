@@ -12,6 +12,10 @@
  * first REQ or REP that arrives), and only a REP makes a side READY (the
  * other side's QPs are then at RTS), so the crossing case needs no tie-break.
  * A side that cannot make QPs answers NAK: the pair stays on udp.
+ *
+ * After an RC failure, the side that falls back sends CUT: the peer takes
+ * the DQPLB pieces that arrived, stops taking more, falls back too, and
+ * answers CUT_ACK with how far it applied them (route.c redoes the rest).
  */
 #include "transport/rdma/rdma.h"
 #include "runtime/boot_wire.h"
@@ -24,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { MSG_REQ = 1, MSG_REP = 2, MSG_NAK = 3 };
+enum { MSG_REQ = 1, MSG_REP = 2, MSG_NAK = 3, MSG_CUT = 4, MSG_CUT_ACK = 5 };
 #define MSG_FIXED 64
 #define MSG_QP 8
 
@@ -112,7 +116,14 @@ gas_rdma_peer_t *gas_rdma_peer_get(int rank)
     if (p == NULL && (p = calloc(1, sizeof *p)) != NULL) {
         p->base = (gas_tl_peer_t){.ops = &gas_rdma_ops, .rank = rank};
         p->rank = rank;
+        pthread_rwlockattr_t ra;
+        pthread_rwlockattr_init(&ra);
+        pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+        pthread_rwlock_init(&p->route_lock, &ra);
+        pthread_rwlockattr_destroy(&ra);
+        pthread_mutex_init(&p->dqplb_lock, NULL);
         pthread_mutex_init(&p->lock, NULL);
+        p->redo_tail = &p->redo;
         gas_rdma_reasm_init(&p->rx, 0);
         atomic_store_explicit(&g->peers[rank], p, memory_order_release);
     }
@@ -131,6 +142,13 @@ void gas_rdma_peer_free(gas_rdma_peer_t *p)
     if (p->stage_mr)
         vb->dereg_mr(p->stage_mr);
     free(p->stage);
+    while (p->redo) {
+        struct gas_rdma_redo *e = p->redo;
+        p->redo = e->next;
+        free(e);
+    }
+    pthread_rwlock_destroy(&p->route_lock);
+    pthread_mutex_destroy(&p->dqplb_lock);
     pthread_mutex_destroy(&p->lock);
     free(p);
 }
@@ -274,6 +292,13 @@ size_t gas_rdma_ctrl_in(int rank, const void *msg, size_t len, void *reply, size
     gas_rdma_peer_t *p = gas_rdma_peer_get(rank);
     if (p == NULL)
         return 0;
+    if (m[0] == MSG_CUT) { /* takes the poll lock before the peer's */
+        unsigned char *r = reply;
+        memset(r, 0, 8);
+        r[0] = MSG_CUT_ACK;
+        gas_boot_put_u32(r + 4, gas_rdma_recv_cut(p));
+        return 8;
+    }
     size_t out = 0;
     pthread_mutex_lock(&p->lock);
     int st = atomic_load(&p->state);
@@ -306,9 +331,19 @@ size_t gas_rdma_ctrl_in(int rank, const void *msg, size_t len, void *reply, size
         if (st == RC_REQ_SENT)
             atomic_store(&p->state, RC_NONE);
         break;
+    case MSG_CUT_ACK:
+        p->cut_next = gas_boot_get_u32(m + 4) & GAS_RDMA_SEQ_MASK;
+        atomic_store(&p->cut_done, 1);
+        break;
     default:
         break;
     }
     pthread_mutex_unlock(&p->lock);
     return out;
+}
+
+gas_status_t gas_rdma_send_cut(gas_rdma_peer_t *p)
+{
+    unsigned char m[8] = {MSG_CUT};
+    return gas_udp_ctrl_send(p->rank, m, sizeof m);
 }

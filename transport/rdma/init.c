@@ -47,7 +47,14 @@ static gas_status_t read_config(struct gas_rdma_cfg *c)
     c->signal_every = cfg_uint(GAS_CFG_RDMA_SIGNAL_EVERY, 1, 4096, &st);
     c->recv_depth = cfg_uint(GAS_CFG_RDMA_RECV_DEPTH, 16, 1024, &st);
     c->upgrade_after = gas_rt_config_size(GAS_CFG_RDMA_UPGRADE_AFTER);
-    c->dqplb = gas_rt_config_size(GAS_CFG_RDMA_DQPLB) != 0;
+    /* DQPLB needs the target's progress: auto turns it on where a progress
+     * thread serves the receive CQ while the application computes. */
+    c->poll_mode = gas_rt_config_enum(GAS_CFG_PROGRESS) == 1;
+    switch (gas_rt_config_enum(GAS_CFG_RDMA_DQPLB)) {
+    case 1: c->dqplb = 1; break;
+    case 2: c->dqplb = 0; break;
+    default: c->dqplb = !c->poll_mode; break;
+    }
     c->fallback = gas_rt_config_size(GAS_CFG_RDMA_FALLBACK) != 0;
     c->timeout = cfg_uint(GAS_CFG_RDMA_TIMEOUT, 0, 31, &st);
     c->retry_cnt = cfg_uint(GAS_CFG_RDMA_RETRY_CNT, 0, 7, &st);
@@ -84,6 +91,8 @@ static void release(void)
 {
     struct gas_rdma_state *g = &gas_rdma_g;
     gas_udp_ctrl_set_handler(NULL);
+    if (g->rcq)
+        gas_udp_set_event_source(-1, NULL); /* returns once the progress thread is out of it */
     if (g->peers) {
         for (int r = 0; r < g->env.nranks; r++)
             if (atomic_load(&g->peers[r]))
@@ -172,8 +181,8 @@ static gas_status_t rdma_init(const gas_tl_env_t *env)
                          &g->seg_lkey, &g->seg_rkey)) != GAS_OK ||
         (st = vb->reg_mr(g->pd, g->mbox, g->mbox_len, g->mbox_fd, remote, &g->mbox_mr, &lk,
                          &g->mbox_rkey)) != GAS_OK ||
-        (st = vb->create_cq(g->ctx, CQ_DEPTH, &g->scq)) != GAS_OK ||
-        (st = vb->create_cq(g->ctx, CQ_DEPTH, &g->rcq)) != GAS_OK)
+        (st = vb->create_cq(g->ctx, CQ_DEPTH, 0, &g->scq)) != GAS_OK ||
+        (st = vb->create_cq(g->ctx, CQ_DEPTH, 1, &g->rcq)) != GAS_OK)
         goto err_release;
     g->peers = calloc((size_t)env->nranks, sizeof *g->peers);
     if (g->peers == NULL) {
@@ -182,8 +191,12 @@ static gas_status_t rdma_init(const gas_tl_env_t *env)
     }
     gas_udp_ctrl_set_handler(gas_rdma_ctrl_in);
     g->ready = 1;
-    gas_log_info("rdma", "device %s (%s back end), path MTU %u, atomics on the %s", g->dev.name,
-                 vb->name, g->cfg.path_mtu, g->cfg.nic_atomics ? "NIC" : "target CPU (udp)");
+    /* Signals that arrive while this rank computes are applied by udp's progress. */
+    if ((st = gas_udp_set_event_source(vb->cq_event_fd(g->rcq), gas_rdma_recv_events)) != GAS_OK)
+        goto err_release;
+    gas_log_info("rdma", "device %s (%s back end), path MTU %u, atomics on the %s, DQPLB %s",
+                 g->dev.name, vb->name, g->cfg.path_mtu,
+                 g->cfg.nic_atomics ? "NIC" : "target CPU (udp)", g->cfg.dqplb ? "on" : "off");
     return GAS_OK;
 
 err_release:
@@ -197,7 +210,8 @@ static void rdma_fini(void)
         return;
     /* Complete what is in flight (the last barrier's signals, requests the
      * sim holds back) before the QPs go: the peers may still wait for them. */
-    (void)gas_rdma_quiet();
+    gas_rdma_g.finalizing = 1;
+    (void)gas_rdma_quiet_all(1);
     release();
 }
 
@@ -265,6 +279,8 @@ static gas_status_t rdma_stats(gas_tl_peer_t *peer, gas_peer_stats_t *out)
         out->rdma_work_requests += __atomic_load_n(&g->n_wr, __ATOMIC_RELAXED);
         out->rdma_bytes += __atomic_load_n(&g->n_bytes, __ATOMIC_RELAXED);
         out->rdma_errors += __atomic_load_n(&g->n_err, __ATOMIC_RELAXED);
+        out->rdma_signals += __atomic_load_n(&g->n_signals, __ATOMIC_RELAXED);
+        out->rdma_redone += __atomic_load_n(&g->n_redone, __ATOMIC_RELAXED);
         out->upgraded_peers += atomic_load(&g->upgraded);
         return GAS_OK;
     }
@@ -276,6 +292,8 @@ static gas_status_t rdma_stats(gas_tl_peer_t *peer, gas_peer_stats_t *out)
     out->rdma_work_requests = p->n_wr;
     out->rdma_bytes = p->n_bytes;
     out->rdma_errors = p->n_err;
+    out->rdma_signals = p->n_signals;
+    out->rdma_redone = p->n_redone;
     out->upgraded_peers = atomic_load(&p->state) == RC_READY;
     pthread_mutex_unlock(&p->lock);
     return st;

@@ -15,6 +15,12 @@
  * Work requests on one QP execute in order; a failed one moves the QP to ERR
  * and every later one completes with GAS_VB_WC_FLUSH_ERR.  An unsignalled
  * request yields a completion only when it fails.
+ *
+ * Completion events (ibv_comp_channel): a CQ made with events has a file
+ * descriptor that becomes readable once a completion is added after the CQ
+ * was armed (req_notify_cq, one-shot like ibv_req_notify_cq); get_cq_events
+ * consumes and acknowledges what fired.  The progress engine sleeps on that
+ * descriptor, so completions are handled while the application computes.
  */
 #ifndef GAS_RDMA_VERBS_H
 #define GAS_RDMA_VERBS_H
@@ -154,8 +160,16 @@ typedef struct gas_vb_ops {
     gas_status_t (*reg_mr)(struct gas_vb_pd *pd, void *addr, size_t len, int fd, unsigned access,
                            struct gas_vb_mr **mr_p, uint32_t *lkey_p, uint32_t *rkey_p);
     void (*dereg_mr)(struct gas_vb_mr *mr);
-    gas_status_t (*create_cq)(struct gas_vb_ctx *ctx, int depth, struct gas_vb_cq **cq_p);
+    /* events: give the CQ a completion channel (see above). */
+    gas_status_t (*create_cq)(struct gas_vb_ctx *ctx, int depth, int events,
+                              struct gas_vb_cq **cq_p);
     void (*destroy_cq)(struct gas_vb_cq *cq);
+    /* The channel's descriptor (readable when an event fired), or -1 without events. */
+    int (*cq_event_fd)(struct gas_vb_cq *cq);
+    /* Arm: the next completion added to the CQ fires one event.  0 or an errno value. */
+    int (*req_notify_cq)(struct gas_vb_cq *cq);
+    /* Consume the events that fired, without blocking: how many (0: none since the arm). */
+    int (*get_cq_events)(struct gas_vb_cq *cq);
     gas_status_t (*create_qp)(struct gas_vb_pd *pd, struct gas_vb_cq *send_cq,
                               struct gas_vb_cq *recv_cq, const gas_vb_qp_caps_t *caps,
                               struct gas_vb_qp **qp_p, uint32_t *qpn_p);

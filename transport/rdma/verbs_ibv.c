@@ -12,6 +12,7 @@
 #include "runtime/log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 struct gas_vb_ctx { struct ibv_context *ctx; uint8_t port; uint8_t gid_index; };
 struct gas_vb_pd { struct ibv_pd *pd; struct gas_vb_ctx *ctx; };
 struct gas_vb_mr { struct ibv_mr *mr; };
-struct gas_vb_cq { struct ibv_cq *cq; };
+struct gas_vb_cq { struct ibv_cq *cq; struct ibv_comp_channel *ch; };
 struct gas_vb_qp { struct ibv_qp *qp; };
 
 static unsigned mtu_bytes(enum ibv_mtu m)
@@ -149,15 +150,31 @@ static void ibv_dereg_mr_(struct gas_vb_mr *mr)
     free(mr);
 }
 
-static gas_status_t ibv_create_cq_(struct gas_vb_ctx *ctx, int depth, struct gas_vb_cq **cq_p)
+static gas_status_t ibv_create_cq_(struct gas_vb_ctx *ctx, int depth, int events,
+                                   struct gas_vb_cq **cq_p)
 {
     struct gas_vb_cq *cq = calloc(1, sizeof *cq);
     if (cq == NULL)
         return GAS_ERR_NOMEM;
-    if ((cq->cq = ibv_create_cq(ctx->ctx, depth, NULL, NULL, 0)) == NULL) {
+    if (events) {
+        /* Non-blocking, so that consuming events never waits (get_cq_events). */
+        if ((cq->ch = ibv_create_comp_channel(ctx->ctx)) == NULL ||
+            fcntl(cq->ch->fd, F_SETFL, fcntl(cq->ch->fd, F_GETFL) | O_NONBLOCK) != 0) {
+            gas_status_t st = gas_rt_error(GAS_ERR_IO, "gas_init", "ibv_create_comp_channel: %s",
+                                           strerror(errno));
+            if (cq->ch)
+                ibv_destroy_comp_channel(cq->ch);
+            free(cq);
+            return st;
+        }
+    }
+    if ((cq->cq = ibv_create_cq(ctx->ctx, depth, NULL, cq->ch, 0)) == NULL) {
+        gas_status_t st = gas_rt_error(GAS_ERR_IO, "gas_init", "ibv_create_cq(%d): %s", depth,
+                                       strerror(errno));
+        if (cq->ch)
+            ibv_destroy_comp_channel(cq->ch);
         free(cq);
-        return gas_rt_error(GAS_ERR_IO, "gas_init", "ibv_create_cq(%d): %s", depth,
-                            strerror(errno));
+        return st;
     }
     *cq_p = cq;
     return GAS_OK;
@@ -165,8 +182,32 @@ static gas_status_t ibv_create_cq_(struct gas_vb_ctx *ctx, int depth, struct gas
 
 static void ibv_destroy_cq_(struct gas_vb_cq *cq)
 {
-    ibv_destroy_cq(cq->cq);
+    ibv_destroy_cq(cq->cq); /* every event was acknowledged by get_cq_events */
+    if (cq->ch)
+        ibv_destroy_comp_channel(cq->ch);
     free(cq);
+}
+
+static int ibv_cq_event_fd_(struct gas_vb_cq *cq)
+{
+    return cq->ch ? cq->ch->fd : -1;
+}
+
+static int ibv_req_notify_cq_(struct gas_vb_cq *cq)
+{
+    return ibv_req_notify_cq(cq->cq, 0);
+}
+
+static int ibv_get_cq_events_(struct gas_vb_cq *cq)
+{
+    struct ibv_cq *ev_cq;
+    void *ev_ctx;
+    int n = 0;
+    while (cq->ch && ibv_get_cq_event(cq->ch, &ev_cq, &ev_ctx) == 0)
+        n++;
+    if (n)
+        ibv_ack_cq_events(cq->cq, (unsigned)n);
+    return n;
 }
 
 static gas_status_t ibv_create_qp_(struct gas_vb_pd *pd, struct gas_vb_cq *scq,
@@ -363,6 +404,9 @@ const gas_vb_ops_t gas_vb_ibv_ops = {
     .dereg_mr = ibv_dereg_mr_,
     .create_cq = ibv_create_cq_,
     .destroy_cq = ibv_destroy_cq_,
+    .cq_event_fd = ibv_cq_event_fd_,
+    .req_notify_cq = ibv_req_notify_cq_,
+    .get_cq_events = ibv_get_cq_events_,
     .create_qp = ibv_create_qp_,
     .modify_qp = ibv_modify_qp_,
     .qp_state = ibv_qp_state_,

@@ -17,6 +17,14 @@
  * it waits, like rnr_retry 7).  Faults (GAS_TEST_RDMA_*): delay a fraction of
  * requests, fail the Nth request with retry-exceeded or remote-access error.
  * One lock per device; the transport polls from one thread at a time anyway.
+ *
+ * Completion events: a CQ made with events owns a pipe and a slot in the
+ * device page (armed flag, the pipe's write end).  Each QP's shared state
+ * names the slot of its receive CQ, so the initiator that appends a
+ * WRITE_WITH_IMM arrival clears the armed flag and, if it was set, writes a
+ * byte into the target's pipe (opened through /proc/<pid>/fd/<n>, like the
+ * memory): the target's progress thread wakes with no other help from the
+ * initiator.  (An eventfd cannot be opened that way; a pipe can.)
  */
 #include "transport/rdma/verbs.h"
 #include "runtime/clock.h"
@@ -39,6 +47,7 @@
 #define SIM_MAX_QP 512
 #define SIM_RING 1024            /* receive completions a QP holds (>= its receive queue) */
 #define SIM_GID_TAG "GSIM"
+#define SIM_MAX_CQ 16
 
 struct sim_mr_sh {
     _Atomic uint32_t rkey;       /* 0: free */
@@ -53,9 +62,17 @@ struct sim_rq_sh {
     _Atomic uint32_t access;
     _Atomic uint32_t credits;    /* receives posted and not consumed */
     uint32_t pad;
+    _Atomic int32_t cqn;         /* completion-event slot of the receive CQ + 1 (0: none) */
+    uint32_t pad2;
     _Atomic uint64_t head;       /* written by the peer that writes into this QP */
     _Atomic uint64_t tail;       /* written by the owner */
     struct { uint32_t imm, len; } ring[SIM_RING];
+};
+
+/* A CQ's completion-event slot: armed by its owner, fired by whoever adds a completion. */
+struct sim_cqn_sh {
+    _Atomic uint32_t armed;
+    int32_t wfd;                 /* the owner's pipe write end */
 };
 
 struct sim_page {
@@ -63,6 +80,7 @@ struct sim_page {
     uint32_t pid;
     int32_t fd;
     struct sim_mr_sh mr[SIM_MAX_MR];
+    struct sim_cqn_sh cqn[SIM_MAX_CQ];
     struct sim_rq_sh qp[SIM_MAX_QP];
 };
 
@@ -72,6 +90,7 @@ struct sim_remote {
     int32_t fd;
     struct sim_page *page;
     struct { uint32_t rkey; char *base; uint64_t len; } map[SIM_MAX_MR];
+    int cqfd[SIM_MAX_CQ];        /* the peer's event pipes, opened on first use (-1) */
 };
 
 struct pending {
@@ -85,6 +104,8 @@ struct gas_vb_ctx {
     int fd;
     uint32_t mr_gen;
     struct gas_vb_qp *qps[SIM_MAX_QP];
+    int qp_hi;                           /* qps[] beyond it are all NULL */
+    struct gas_vb_cq *cqs[SIM_MAX_CQ];   /* CQs with events, by slot */
     struct sim_remote *remotes;
     uint64_t wr_count, qp_error_at, access_error_at, delay_ns;
     uint32_t delay_ppm;
@@ -98,6 +119,8 @@ struct gas_vb_cq {
     struct gas_vb_ctx *ctx;
     gas_vb_wc_t *wc;
     size_t cap, head, n;
+    int slot;                    /* completion-event slot, -1 without events */
+    int rfd, wfd;                /* its pipe */
 };
 
 struct gas_vb_qp {
@@ -181,6 +204,9 @@ static void sim_close(struct gas_vb_ctx *c)
         for (int i = 0; i < SIM_MAX_MR; i++)
             if (r->map[i].base)
                 munmap(r->map[i].base, r->map[i].len);
+        for (int i = 0; i < SIM_MAX_CQ; i++)
+            if (r->cqfd[i] >= 0)
+                close(r->cqfd[i]);
         munmap(r->page, sizeof *r->page);
         free(r);
     }
@@ -249,7 +275,8 @@ static void sim_dereg_mr(struct gas_vb_mr *mr)
 
 /* ---- completion queues ---- */
 
-static gas_status_t sim_create_cq(struct gas_vb_ctx *ctx, int depth, struct gas_vb_cq **cq_p)
+static gas_status_t sim_create_cq(struct gas_vb_ctx *ctx, int depth, int events,
+                                  struct gas_vb_cq **cq_p)
 {
     struct gas_vb_cq *cq = calloc(1, sizeof *cq);
     if (cq == NULL || (cq->wc = calloc((size_t)depth, sizeof *cq->wc)) == NULL) {
@@ -258,17 +285,97 @@ static gas_status_t sim_create_cq(struct gas_vb_ctx *ctx, int depth, struct gas_
     }
     cq->ctx = ctx;
     cq->cap = (size_t)depth;
+    cq->slot = cq->rfd = cq->wfd = -1;
+    if (events) {
+        int fds[2];
+        pthread_mutex_lock(&ctx->lock);
+        for (int i = 0; i < SIM_MAX_CQ && cq->slot < 0; i++)
+            if (ctx->cqs[i] == NULL)
+                cq->slot = i;
+        if (cq->slot >= 0 && pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0) {
+            cq->rfd = fds[0];
+            cq->wfd = fds[1];
+            ctx->cqs[cq->slot] = cq;
+            struct sim_cqn_sh *e = &ctx->page->cqn[cq->slot];
+            e->wfd = cq->wfd;
+            atomic_store(&e->armed, 0);
+        }
+        pthread_mutex_unlock(&ctx->lock);
+        if (cq->rfd < 0) {
+            free(cq->wc);
+            free(cq);
+            return GAS_ERR_AGAIN;
+        }
+    }
     *cq_p = cq;
     return GAS_OK;
 }
 
 static void sim_destroy_cq(struct gas_vb_cq *cq)
 {
+    if (cq->slot >= 0) {
+        pthread_mutex_lock(&cq->ctx->lock);
+        atomic_store(&cq->ctx->page->cqn[cq->slot].armed, 0);
+        cq->ctx->cqs[cq->slot] = NULL;
+        pthread_mutex_unlock(&cq->ctx->lock);
+        close(cq->rfd);
+        close(cq->wfd);
+    }
     free(cq->wc);
     free(cq);
 }
 
-static void cq_push(struct gas_vb_cq *cq, const gas_vb_wc_t *wc)
+static int sim_cq_event_fd(struct gas_vb_cq *cq)
+{
+    return cq->rfd;
+}
+
+static int sim_req_notify_cq(struct gas_vb_cq *cq)
+{
+    if (cq->slot < 0)
+        return EINVAL;
+    atomic_store(&cq->ctx->page->cqn[cq->slot].armed, 1);
+    atomic_thread_fence(memory_order_seq_cst); /* then look at the rings (poll_cq) */
+    return 0;
+}
+
+static int sim_get_cq_events(struct gas_vb_cq *cq)
+{
+    if (cq->slot < 0 || atomic_load(&cq->ctx->page->cqn[cq->slot].armed))
+        return 0; /* still armed: nothing fired, no system call */
+    char buf[64];
+    ssize_t r;
+    int n = 0;
+    while ((r = read(cq->rfd, buf, sizeof buf)) > 0)
+        n += (int)r;
+    return n;
+}
+
+/* Fire the event of slot `slot` of page pg if armed; fd_p caches the pipe's
+ * write end (opened through /proc when the page is another process's). */
+static void fire_event(struct sim_page *pg, int slot, int *fd_p, int own_fd)
+{
+    atomic_thread_fence(memory_order_seq_cst); /* the completion is visible first */
+    if (!atomic_exchange(&pg->cqn[slot].armed, 0))
+        return;
+    int fd = own_fd;
+    if (fd < 0) {
+        if (*fd_p < 0) {
+            char path[64];
+            snprintf(path, sizeof path, "/proc/%u/fd/%d", pg->pid, pg->cqn[slot].wfd);
+            *fd_p = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        }
+        fd = *fd_p;
+    }
+    char one = 1;
+    if (fd >= 0 && write(fd, &one, 1) < 0) {
+        /* a full pipe has an event pending already */
+    }
+}
+
+/* Add a completion; fire: it is new (a send completion), not an arrival
+ * another process already signalled (see fire_event). */
+static void cq_push(struct gas_vb_cq *cq, const gas_vb_wc_t *wc, int fire)
 {
     if (cq->n == cq->cap) { /* a real CQ would overrun; the transport sizes it to avoid that */
         size_t ncap = cq->cap * 2;
@@ -283,6 +390,8 @@ static void cq_push(struct gas_vb_cq *cq, const gas_vb_wc_t *wc)
         cq->head = 0;
     }
     cq->wc[(cq->head + cq->n++) % cq->cap] = *wc;
+    if (fire && cq->slot >= 0)
+        fire_event(cq->ctx->page, cq->slot, NULL, cq->wfd);
 }
 
 /* ---- queue pairs ---- */
@@ -312,8 +421,11 @@ static gas_status_t sim_create_qp(struct gas_vb_pd *pd, struct gas_vb_cq *scq,
     atomic_store(&rq->credits, 0);
     atomic_store(&rq->access, 0);
     atomic_store(&rq->tail, atomic_load(&rq->head));
+    atomic_store(&rq->cqn, rcq->slot + 1);
     set_state(qp, GAS_VB_QPS_RESET);
     c->qps[idx] = qp;
+    if (idx >= c->qp_hi)
+        c->qp_hi = idx + 1;
     pthread_mutex_unlock(&c->lock);
     *qp_p = qp;
     *qpn_p = (uint32_t)idx + 1;
@@ -347,6 +459,8 @@ static struct sim_remote *remote_get(struct gas_vb_ctx *c, const uint8_t *gid)
         free(r);
         return NULL;
     }
+    for (int i = 0; i < SIM_MAX_CQ; i++)
+        r->cqfd[i] = -1;
     r->pid = pid;
     r->fd = fd;
     r->page = p;
@@ -488,6 +602,9 @@ static int exec_wr(struct gas_vb_qp *qp, const gas_vb_send_wr_t *wr)
             rq->ring[h % SIM_RING].imm = wr->imm;
             rq->ring[h % SIM_RING].len = wr->length;
             atomic_store_explicit(&rq->head, h + 1, memory_order_release);
+            int slot = atomic_load(&rq->cqn) - 1;
+            if (slot >= 0 && slot < SIM_MAX_CQ)
+                fire_event(qp->rem->page, slot, &qp->rem->cqfd[slot], -1);
         }
         return GAS_VB_WC_SUCCESS;
     }
@@ -529,7 +646,7 @@ static void complete(struct gas_vb_qp *qp, const gas_vb_send_wr_t *wr, int statu
         return;
     gas_vb_wc_t wc = {.wr_id = wr->wr_id, .status = (enum gas_vb_wc_status)status,
                       .opcode = GAS_VB_WC_SEND_SIDE, .qp_num = (uint32_t)qp->idx + 1};
-    cq_push(qp->scq, &wc);
+    cq_push(qp->scq, &wc, 1);
 }
 
 /* The QP failed: report the request, flush everything queued behind it. */
@@ -539,8 +656,7 @@ static void fail_qp(struct gas_vb_qp *qp, const gas_vb_send_wr_t *wr, int status
     complete(qp, wr, status);
     while (qp->pend_n) {
         complete(qp, &qp->pend[qp->pend_head].wr, GAS_VB_WC_FLUSH_ERR);
-        qp->pend_head = (qp->pend_head + 1) % qp->pend_cap;
-        qp->pend_n--;
+        pend_pop(qp); /* frees an inline request's copy */
     }
 }
 
@@ -650,7 +766,7 @@ static int sim_poll_cq(struct gas_vb_cq *cq, int n, gas_vb_wc_t *wc)
     struct gas_vb_ctx *c = cq->ctx;
     pthread_mutex_lock(&c->lock);
     uint64_t now = 0;
-    for (int i = 0; i < SIM_MAX_QP; i++) {
+    for (int i = 0; i < c->qp_hi; i++) {
         struct gas_vb_qp *qp = c->qps[i];
         if (qp == NULL)
             continue;
@@ -667,7 +783,7 @@ static int sim_poll_cq(struct gas_vb_cq *cq, int n, gas_vb_wc_t *wc)
                                  .opcode = GAS_VB_WC_RECV_RDMA_WITH_IMM,
                                  .qp_num = (uint32_t)i + 1, .imm = rq->ring[t % SIM_RING].imm,
                                  .byte_len = rq->ring[t % SIM_RING].len};
-                cq_push(cq, &w);
+                cq_push(cq, &w, 0);
                 atomic_store_explicit(&rq->tail, ++t, memory_order_release);
             }
         }
@@ -705,6 +821,9 @@ const gas_vb_ops_t gas_vb_sim_ops = {
     .dereg_mr = sim_dereg_mr,
     .create_cq = sim_create_cq,
     .destroy_cq = sim_destroy_cq,
+    .cq_event_fd = sim_cq_event_fd,
+    .req_notify_cq = sim_req_notify_cq,
+    .get_cq_events = sim_get_cq_events,
     .create_qp = sim_create_qp,
     .modify_qp = sim_modify_qp,
     .qp_state = sim_qp_state,

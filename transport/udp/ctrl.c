@@ -1,6 +1,7 @@
 /*
- * ctrl.c - control messages of other transports over the udp channel
- * (CTRL records, see ctrl.h and docs/udp-wire.md), and draining one peer.
+ * ctrl.c - what udp offers other transports (ctrl.h): control messages over
+ * the udp channel (CTRL records, docs/udp-wire.md), draining one peer, and
+ * serving another transport's event source from udp's progress.
  */
 #include "transport/udp/ctrl.h"
 #include "transport/udp/udp.h"
@@ -8,8 +9,10 @@
 #include "runtime/error.h"
 #include "runtime/wait.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 static _Atomic(gas_udp_ctrl_fn) handler;
 
@@ -88,4 +91,47 @@ gas_status_t gas_udp_drain(int rank, const char *call)
     if (st == GAS_OK && atomic_load(&ch->dead))
         st = gas_rt_error(GAS_ERR_PEER, call, "rank %d is unreachable over udp", rank);
     return st;
+}
+
+int gas_udp_peer_dead(int rank)
+{
+    struct gas_udp_chan *ch = gas_udp_chan_get(rank, 0);
+    return ch != NULL && atomic_load(&ch->dead);
+}
+
+gas_status_t gas_udp_set_event_source(int fd, gas_udp_event_fn fn)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    gas_status_t st = GAS_OK;
+    pthread_mutex_lock(&g->ext_lock);
+    if (g->ext_fd >= 0)
+        epoll_ctl(g->epfd, EPOLL_CTL_DEL, g->ext_fd, NULL);
+    g->ext_fd = -1;
+    atomic_store(&g->ext_fn, NULL);
+    if (fd >= 0 && g->epfd >= 0) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+        if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            st = gas_rt_error(GAS_ERR_IO, "gas_init", "epoll_ctl (event source): %s",
+                              strerror(errno));
+        } else {
+            g->ext_fd = fd;
+            atomic_store(&g->ext_fn, fn);
+        }
+    }
+    pthread_mutex_unlock(&g->ext_lock);
+    return st;
+}
+
+int gas_udp_event_run(int polled)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    if (atomic_load_explicit(&g->ext_fn, memory_order_relaxed) == NULL)
+        return 0;
+    int n = 0;
+    pthread_mutex_lock(&g->ext_lock);
+    gas_udp_event_fn fn = atomic_load(&g->ext_fn);
+    if (fn)
+        n = fn(polled);
+    pthread_mutex_unlock(&g->ext_lock);
+    return n;
 }

@@ -28,4 +28,25 @@ gas_status_t gas_udp_ctrl_send(int rank, const void *msg, size_t len);
 /* Wait until every operation this rank sent to rank over udp so far is applied there. */
 gas_status_t gas_udp_drain(int rank, const char *call);
 
+/* Whether udp gave up on rank (nothing acknowledged for GAS_UDP_PEER_TIMEOUT). */
+int gas_udp_peer_dead(int rank);
+
+/*
+ * Another transport's event source, served by udp's progress (rdma: the
+ * completion channel of its receive CQ).  With a progress thread, fd (readable
+ * when there is work) joins the thread's epoll set and fn runs each time the
+ * thread goes round, so the work is done while the application computes; fn
+ * must be cheap when there is nothing to do.  fn's argument says whether an
+ * application thread is polling from inside the library just now (it holds
+ * udp's socket lease, and drives every transport's progress): then the source
+ * need not arm its wake-up, and an event would only wake this thread for
+ * nothing; the thread runs fn again, with 0, when the lease lapses.  With
+ * GAS_PROGRESS=poll there is no thread: fd joins the set that a waiting thread
+ * sleeps in, and fn(0) runs before it sleeps.  fn returns how many events it
+ * handled and runs without any udp lock held.  One source at most; fd -1
+ * removes it (returning once fn is not running).
+ */
+typedef int (*gas_udp_event_fn)(int polled);
+gas_status_t gas_udp_set_event_source(int fd, gas_udp_event_fn fn);
+
 #endif

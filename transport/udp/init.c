@@ -22,7 +22,8 @@
 #define BYE_WAIT_MAX_NS 5000000000ull /* finalize waits this long at most for peers' goodbyes */
 
 extern const struct gas_tl_ops gas_udp_ops;
-struct gas_udp_state gas_udp_g = {.fd = -1, .epfd = -1, .evfd = -1, .wait_ep = -1, .done_evfd = -1};
+struct gas_udp_state gas_udp_g = {.fd = -1, .epfd = -1, .evfd = -1, .wait_ep = -1, .done_evfd = -1,
+                                  .ext_fd = -1};
 
 /* ---- set-up ---- */
 
@@ -106,22 +107,24 @@ static void release(void)
         close(g->done_evfd);
     pthread_mutex_destroy(&g->sleep_lock);
     pthread_mutex_destroy(&g->lease_lock);
+    pthread_mutex_destroy(&g->ext_lock);
     pthread_mutex_destroy(&g->chans_lock);
     pthread_mutex_destroy(&g->rx_lock);
     pthread_mutex_destroy(&g->timer_lock);
     pthread_mutex_destroy(&g->fault_lock);
     memset(g, 0, sizeof *g);
-    g->fd = g->epfd = g->evfd = g->wait_ep = g->done_evfd = -1;
+    g->fd = g->epfd = g->evfd = g->wait_ep = g->done_evfd = g->ext_fd = -1;
 }
 
 gas_status_t gas_udp_init(const gas_tl_env_t *env)
 {
     struct gas_udp_state *g = &gas_udp_g;
     memset(g, 0, sizeof *g);
-    g->fd = g->epfd = g->evfd = g->wait_ep = g->done_evfd = -1;
+    g->fd = g->epfd = g->evfd = g->wait_ep = g->done_evfd = g->ext_fd = -1;
     g->env = *env;
     pthread_mutex_init(&g->sleep_lock, NULL);
     pthread_mutex_init(&g->lease_lock, NULL);
+    pthread_mutex_init(&g->ext_lock, NULL);
     pthread_mutex_init(&g->chans_lock, NULL);
     pthread_mutex_init(&g->rx_lock, NULL);
     pthread_mutex_init(&g->timer_lock, NULL);

@@ -27,6 +27,13 @@
  * GAS_PROGRESS=poll: no thread.  Only library calls make progress (the hook
  * that every wait drives), and waits sleep in the socket rather than on the
  * futex (gas_rt_wait_set_sleeper), so a datagram wakes them.
+ *
+ * Another transport's event source (ctrl.h; rdma's receive completions) is
+ * served here too: its descriptor is in the progress thread's epoll set and
+ * its function runs every time the thread goes round, told whether an
+ * application thread holds the lease (then that thread polls, and the source
+ * need not wake us); in poll mode a waiter runs it before it sleeps in the
+ * socket, the descriptor beside it.
  */
 #include "transport/udp/udp.h"
 #include "runtime/clock.h"
@@ -176,14 +183,14 @@ int gas_udp_progress(void)
 /* Sleep in epoll instance ep until an event or `wake`; drain eventfd evfd if it fired. */
 static void wait_events(int ep, int evfd, uint64_t now, uint64_t wake)
 {
-    struct epoll_event ev[2];
+    struct epoll_event ev[4];
     struct timespec ts, *tsp = NULL;
     if (wake != GAS_UDP_NEVER) {
         uint64_t d = wake > now ? wake - now : 0;
         ts = (struct timespec){.tv_sec = (time_t)(d / 1000000000u), .tv_nsec = (long)(d % 1000000000u)};
         tsp = &ts;
     }
-    int n = epoll_pwait2(ep, ev, 2, tsp, NULL);
+    int n = epoll_pwait2(ep, ev, 4, tsp, NULL);
     for (int i = 0; i < n; i++) {
         if (ev[i].data.fd == evfd) {
             uint64_t v;
@@ -211,6 +218,8 @@ static void *progress_main(void *arg)
             now = gas_rt_now_ns();
         }
         n += gas_udp_timers_run(now);
+        /* a lease holder asleep in the socket polls nothing else */
+        n += gas_udp_event_run(now < atomic_load(&g->lease_until) && !atomic_load(&g->waiter_asleep));
         if (n) {
             busy = now;
             continue;
@@ -280,10 +289,14 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
         uint64_t next = atomic_load(&g->next_timer_ns);
         if (next < until)
             until = next;
-        if (until > now)
+        if (gas_udp_event_run(0) == 0 && !cond(arg) && until > now)
             wait_events(g->epfd, -1, now, until);
         return 1;
     }
+    /* The other transport's source stops being polled by this thread: arm
+     * it, so that the progress thread wakes for it. */
+    if (gas_udp_event_run(0) && cond(arg))
+        return 1;
     /* A wait on a segment word sleeps on the doorbell, which the progress
      * thread rings for that word: give it the socket back.  So does every
      * waiter beyond the first, while the first keeps the socket. */

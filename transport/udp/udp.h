@@ -186,6 +186,9 @@ struct gas_udp_state {
     atomic_int waiter_asleep;
     _Atomic uint64_t lease_until; /* an application thread polls the socket until then */
     pthread_mutex_t lease_lock;  /* guards pt_sock_on and the progress thread's epoll set */
+    pthread_mutex_t ext_lock;    /* held while the event source's fn runs (ctrl.h) */
+    _Atomic(int (*)(int)) ext_fn;
+    int ext_fd;
     atomic_int pt_sock_on;       /* the progress thread watches the socket */
     struct sockaddr_in self;
     uint32_t self_mask;          /* netmask of the chosen interface, network order */
@@ -330,6 +333,8 @@ void gas_udp_ring_own(uint64_t off, uint64_t len);
 /* ---- ctrl.c ---- */
 /* A CTRL record arrived (channel locked): hand it to the handler, append its reply. */
 void gas_udp_ctrl_in(struct gas_udp_chan *ch, const struct gas_udp_rec *r);
+/* Run the other transport's event source (ctrl.h), if any: events handled. */
+int gas_udp_event_run(int polled);
 
 /* ---- init.c ---- */
 gas_status_t gas_udp_init(const gas_tl_env_t *env);
