@@ -297,6 +297,11 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
      * it, so that the progress thread wakes for it. */
     if (gas_udp_event_run(0) && cond(arg))
         return 1;
+    /* No udp peer contacted yet (e.g. every peer on this node): nothing can
+     * arrive on the socket for this waiter, while shm writers ring the
+     * doorbell, which a sleep in the socket would miss for a whole slice. */
+    if (atomic_load_explicit(&g->nactive, memory_order_acquire) == 0)
+        return 0;
     /* A wait on a segment word sleeps on the doorbell, which the progress
      * thread rings for that word: give it the socket back.  So does every
      * waiter beyond the first, while the first keeps the socket. */
