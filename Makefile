@@ -2,8 +2,9 @@
 #
 #   make            build the libraries and tools into build/
 #   make deps       install the Debian packages the build needs (as root)
+#   make test-deps  deps + the packages only the tests need (openssh-server)
 #   make demo       deps + build + run a multi-rank example through gasrun
-#   make test       deps + build + run every test (ends "N passed, M failed")
+#   make test       test-deps + build + run every test (ends "N passed, M failed")
 #   make bench      the gas-bench standard set -> docs/performance.md (long)
 #   make install PREFIX=/usr/local
 
@@ -48,7 +49,7 @@ include tests/module.mk
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all lib tools tests examples deps demo test install clean docs bench
+.PHONY: all lib tools tests examples deps test-deps demo test install clean docs bench
 all: lib tools examples
 
 lib: $(LIBA) $(LIBSO) $(PCFILE)
@@ -79,11 +80,14 @@ LINK_PROG = $(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(LIBA) $(LDLIBS)
 deps:
 	@sh tools/install-deps.sh
 
+test-deps:
+	@sh tools/install-deps.sh test
+
 demo: deps
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/bin/gasrun -n 4 --timeout 120 $(BUILD)/examples/histogram
 
-test: deps
+test: test-deps
 	@$(MAKE) --no-print-directory all tests
 	@bash tests/run-tests.sh
 
