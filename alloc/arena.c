@@ -2,7 +2,7 @@
  * arena.c - jemalloc arenas inside the segment (see arena.h).
  *
  * In front of jemalloc sits a small per-thread cache of freed small blocks
- * (up to CACHE_MAX bytes), one stack of pointers per size class: mallocx and
+ * (up to GAS_AL_CACHE_MAX bytes), one stack of pointers per size class: mallocx and
  * dallocx with an explicit tcache take the generic, slower paths of
  * jemalloc, about three times the cost of malloc/free, and the cache brings
  * gas_alloc/gas_dealloc back near malloc/free (see gas-bench-mem).  The cache
@@ -27,9 +27,7 @@
 
 #define GROW_LIMIT (8u << 20)  /* largest extent jemalloc asks for ahead of need */
 #define TC_NONE UINT32_MAX     /* tcache creation failed: go without */
-#define CACHE_MAX GAS_AL_CACHE_MAX
 #define CACHE_BYTES (16u << 10)/* per class, at most this much (and 4..64 blocks) */
-#define MAX_CLASSES GAS_AL_MAX_CLASSES
 #define TLS_IE __attribute__((tls_model("initial-exec")))
 #define AUTO_PER_NODE_MAX 8    /* GAS_ARENAS=0: at most this many arenas per node */
 
@@ -55,39 +53,33 @@ static _Thread_local char fail_text[400];
 
 /* ---- per-thread state ---------------------------------------------------- */
 
-/* Size classes of the cache: jemalloc's small classes up to CACHE_MAX. */
-uint8_t gas_al_class_of_size[CACHE_MAX + 1];
-uint8_t gas_al_class_of_usable[CACHE_MAX / 8 + 1];
-uint16_t gas_al_class_cap[MAX_CLASSES];
-#define class_of_size gas_al_class_of_size
-#define class_of_usable gas_al_class_of_usable
-#define class_cap gas_al_class_cap
+/* Size classes of the cache: jemalloc's small classes up to GAS_AL_CACHE_MAX. */
+uint8_t gas_al_class_of_size[GAS_AL_CACHE_MAX + 1];
+uint8_t gas_al_class_of_usable[GAS_AL_CACHE_MAX / 8 + 1];
+uint16_t gas_al_class_cap[GAS_AL_MAX_CLASSES];
 static int nclasses;
 
-#define bin gas_al_bin
-#define thr gas_al_thr
-
 _Atomic uint64_t gas_al_gen;
-static struct thr *threads;
+static struct gas_al_thr *threads;
 static pthread_mutex_t thr_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t thr_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-_Thread_local struct thr *gas_al_self TLS_IE;
+_Thread_local struct gas_al_thr *gas_al_self TLS_IE;
 
-static int tcache_flags(struct thr *t, int s);
+static int tcache_flags(struct gas_al_thr *t, int s);
 
 /* Give the cached blocks back to jemalloc (drop them when the arenas are gone). */
-static void flush_bins(struct thr *t, int live)
+static void flush_bins(struct gas_al_thr *t, int live)
 {
     for (int c = 0; c < nclasses; c++) {
-        struct bin *b = &t->bins[c];
+        struct gas_al_bin *b = &t->bins[c];
         while (live && b->n > 0)
             dallocx(b->stack[--b->n], tcache_flags(t, t->slot));
         b->n = 0;
     }
 }
 
-static void destroy_tcaches(struct thr *t)
+static void destroy_tcaches(struct gas_al_thr *t)
 {
     for (int i = 0; i < GAS_AL_MAX_ARENAS; i++) {
         if (t->tc[i] != 0 && t->tc[i] != TC_NONE) {
@@ -100,7 +92,7 @@ static void destroy_tcaches(struct thr *t)
 
 static void thr_exit(void *arg)
 {
-    struct thr *t = arg;
+    struct gas_al_thr *t = arg;
     pthread_mutex_lock(&thr_lock);
     if (t->gen == atomic_load(&gas_al_gen)) {
         flush_bins(t, 1);
@@ -109,7 +101,7 @@ static void thr_exit(void *arg)
         slot_threads[t->slot]--;
         pthread_mutex_unlock(&create_lock);
     }
-    for (struct thr **pp = &threads; *pp; pp = &(*pp)->next) {
+    for (struct gas_al_thr **pp = &threads; *pp; pp = &(*pp)->next) {
         if (*pp == t) {
             *pp = t->next;
             break;
@@ -158,14 +150,14 @@ static int choose_slot(void)
 }
 
 /* First use by this thread, or first since the arenas were recreated. */
-static __attribute__((noinline)) struct thr *thr_setup(void)
+static __attribute__((noinline)) struct gas_al_thr *thr_setup(void)
 {
-    struct thr *t = gas_al_self;
+    struct gas_al_thr *t = gas_al_self;
     uint64_t now = atomic_load_explicit(&gas_al_gen, memory_order_acquire);
     if (t == NULL) {
         size_t slots = 0;
-        for (int c = 0; c < MAX_CLASSES; c++)
-            slots += 64;   /* the largest class_cap */
+        for (int c = 0; c < GAS_AL_MAX_CLASSES; c++)
+            slots += 64;   /* the largest gas_al_class_cap */
         t = calloc(1, sizeof *t);
         void **stacks = calloc(slots, sizeof *stacks);
         if (t == NULL || stacks == NULL) {
@@ -173,7 +165,7 @@ static __attribute__((noinline)) struct thr *thr_setup(void)
             free(stacks);
             return NULL;
         }
-        for (int c = 0; c < MAX_CLASSES; c++)
+        for (int c = 0; c < GAS_AL_MAX_CLASSES; c++)
             t->bins[c].stack = stacks + (size_t)c * 64;
         pthread_mutex_lock(&thr_lock);
         t->next = threads;
@@ -189,16 +181,14 @@ static __attribute__((noinline)) struct thr *thr_setup(void)
     return t;
 }
 
-static inline struct thr *thr_get(void)
+static inline struct gas_al_thr *thr_get(void)
 {
-    struct thr *t = gas_al_self;
-    if (__builtin_expect(t != NULL && t->gen == atomic_load_explicit(&gas_al_gen, memory_order_acquire), 1))
-        return t;
-    return thr_setup();
+    struct gas_al_thr *t = gas_al_thr_current();
+    return t ? t : thr_setup();
 }
 
 /* This thread's tcache for arena slot s (MALLOCX flags). */
-static int tcache_flags(struct thr *t, int s)
+static int tcache_flags(struct gas_al_thr *t, int s)
 {
     if (__builtin_expect(t->tc[s] == 0, 0)) {
         unsigned tc;
@@ -348,21 +338,21 @@ static int arena_ctl(unsigned ind, const char *name, void *val, size_t len)
 static void build_classes(void)
 {
     nclasses = 0;
-    memset(class_of_usable, 0xff, sizeof class_of_usable);
+    memset(gas_al_class_of_usable, 0xff, sizeof gas_al_class_of_usable);
     size_t last = 0;
-    for (size_t n = 1; n <= CACHE_MAX; n++) {
+    for (size_t n = 1; n <= GAS_AL_CACHE_MAX; n++) {
         size_t u = nallocx(n, 0);
-        if (u == 0 || u > CACHE_MAX || nclasses == MAX_CLASSES) {
-            class_of_size[n] = 0xff;
+        if (u == 0 || u > GAS_AL_CACHE_MAX || nclasses == GAS_AL_MAX_CLASSES) {
+            gas_al_class_of_size[n] = 0xff;
             continue;
         }
         if (u != last) {
             uint32_t cap = CACHE_BYTES / (uint32_t)u;
-            class_cap[nclasses] = (uint16_t)(cap < 4 ? 4 : cap > 64 ? 64 : cap);
-            class_of_usable[u / 8] = (uint8_t)nclasses++;
+            gas_al_class_cap[nclasses] = (uint16_t)(cap < 4 ? 4 : cap > 64 ? 64 : cap);
+            gas_al_class_of_usable[u / 8] = (uint8_t)nclasses++;
             last = u;
         }
-        class_of_size[n] = (uint8_t)(nclasses - 1);
+        gas_al_class_of_size[n] = (uint8_t)(nclasses - 1);
     }
 }
 
@@ -449,7 +439,7 @@ void gas_al_arenas_stop(void)
 {
     pthread_mutex_lock(&thr_lock);
     uint64_t now = atomic_load(&gas_al_gen);
-    for (struct thr *t = threads; t; t = t->next) {
+    for (struct gas_al_thr *t = threads; t; t = t->next) {
         /* The arenas are destroyed with everything in them: drop the cached blocks. */
         flush_bins(t, 0);
         if (t->gen == now)
@@ -475,13 +465,13 @@ const char *gas_al_arena_failure(void)
 /* Everything but a hit in the thread's cache (arena_fast.h). */
 void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p)
 {
-    struct thr *t = thr_get();
+    struct gas_al_thr *t = thr_get();
     if (__builtin_expect(t == NULL, 0)) {
         *why_p = GAS_AL_ARENA_NOMEM;
         return NULL;
     }
-    if (nbytes <= CACHE_MAX) {
-        struct bin *b = &t->bins[class_of_size[nbytes]];
+    if (nbytes <= GAS_AL_CACHE_MAX) {
+        struct gas_al_bin *b = &t->bins[gas_al_class_of_size[nbytes]];
         if (b->n > 0)
             return b->stack[--b->n];
     }
@@ -493,10 +483,13 @@ void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p)
     return NULL;
 }
 
-/* Everything but a block that fits the thread's cache (arena_fast.h). */
-void gas_al_arena_free_slow(void *p)
+/*
+ * Everything but a block that fits the thread's cache (arena_fast.h);
+ * usable: its size when the fast path looked it up already, else 0.
+ */
+void gas_al_arena_free_slow(void *p, size_t usable)
 {
-    struct thr *t = thr_get();
+    struct gas_al_thr *t = thr_get();
     if (__builtin_expect(t == NULL, 0)) {
         dallocx(p, MALLOCX_TCACHE_NONE);
         return;
@@ -508,11 +501,11 @@ void gas_al_arena_free_slow(void *p)
      * Finding the owner (arenas.lookup) would take jemalloc's ctl mutex.
      */
     int s = t->slot;
-    size_t u = sallocx(p, 0);
-    if (u <= CACHE_MAX && class_of_usable[u / 8] != 0xff) {
-        int c = class_of_usable[u / 8];
-        struct bin *b = &t->bins[c];
-        if (b->n == class_cap[c]) {
+    size_t u = usable ? usable : sallocx(p, 0);
+    if (u <= GAS_AL_CACHE_MAX && gas_al_class_of_usable[u / 8] != 0xff) {
+        int c = gas_al_class_of_usable[u / 8];
+        struct gas_al_bin *b = &t->bins[c];
+        if (b->n == gas_al_class_cap[c]) {
             /* Full: give the older half back to jemalloc. */
             uint32_t half = b->n / 2;
             for (uint32_t i = 0; i < half; i++)

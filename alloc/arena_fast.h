@@ -38,7 +38,7 @@ extern uint8_t gas_al_class_of_usable[GAS_AL_CACHE_MAX / 8 + 1]; /* usable / 8 -
 extern uint16_t gas_al_class_cap[GAS_AL_MAX_CLASSES];
 
 void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p);
-void gas_al_arena_free_slow(void *p);
+void gas_al_arena_free_slow(void *p, size_t usable);
 
 /* This thread's cache state while it is current, else NULL. */
 static inline struct gas_al_thr *gas_al_thr_current(void)
@@ -66,8 +66,9 @@ static inline void *gas_al_arena_alloc(size_t nbytes, int *why_p)
 static inline void gas_al_arena_free(void *p)
 {
     struct gas_al_thr *t = gas_al_thr_current();
+    size_t u = 0;
     if (__builtin_expect(t != NULL, 1)) {
-        size_t u = sallocx(p, 0);
+        u = sallocx(p, 0);
         if (u <= GAS_AL_CACHE_MAX) {
             unsigned c = gas_al_class_of_usable[u / 8];
             if (c != 0xff && t->bins[c].n < gas_al_class_cap[c]) {
@@ -76,7 +77,7 @@ static inline void gas_al_arena_free(void *p)
             }
         }
     }
-    gas_al_arena_free_slow(p);
+    gas_al_arena_free_slow(p, u);
 }
 
 #endif

@@ -179,6 +179,16 @@ static void panel(const struct bench *b, FILE *f, const struct panel_spec *p)
     fprintf(f, "</g>\n");
 }
 
+/* The XML prolog, the <svg> element of w x h on white, and the title along the bottom. */
+static void svg_begin(FILE *f, int w, int h, const char *title)
+{
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h, w, h);
+    text(f, w / 2.0, h - 10, "middle", 13, title);
+}
+
 int bench_svg_write(const struct bench *b, const char *file)
 {
     FILE *f = fopen(file, "w");
@@ -189,11 +199,7 @@ int bench_svg_write(const struct bench *b, const char *file)
     char title[160];
     snprintf(title, sizeof title, "gas-bench: %d ranks, transport %s%s", b->nranks,
              t && *t ? t : "auto", b->opt.quick ? " (--quick: not a measurement)" : "");
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
-            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n"
-            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h, w, h);
-    text(f, w / 2.0, h - 10, "middle", 13, title);
+    svg_begin(f, w, h, title);
     struct panel_spec lat = { KIND_LAT, -1, MARGIN_L, MARGIN_T, PANEL_W, PANEL_H,
                               "latency (lower is better)", "us" };
     struct panel_spec bw = { KIND_BW, -1, 2 * MARGIN_L + PANEL_W + LEGEND_W, MARGIN_T, PANEL_W,
@@ -224,11 +230,7 @@ int bench_svg_coll_grid(const struct bench *b, const char *file, const int *coll
     snprintf(title, sizeof title, "gas-bench --compare: %d ranks, transport %s; us per call "
              "(median, band p10..p90) per algorithm, auto included%s", b->nranks,
              t && *t ? t : "auto", b->opt.quick ? " (--quick: not a measurement)" : "");
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
-            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n"
-            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h, w, h);
-    text(f, w / 2.0, h - 10, "middle", 13, title);
+    svg_begin(f, w, h, title);
     for (int i = 0; i < ncolls; i++) {
         struct panel_spec p = { KIND_LAT, colls[i], MARGIN_L + (i % cols) * cell_w,
                                 MARGIN_T + (i / cols) * cell_h, GRID_W, GRID_H,
