@@ -114,6 +114,7 @@ GAS_EXPORT gas_status_t gas_init(void)
     gas_rt_wait_setup(&gas_al_seg_hdr(seg.base)->doorbell, seg.base, seg.size,
                       oversubscribed ? 0 : gas_rt_config_ns(GAS_CFG_WAIT_SPIN),
                       gas_rt_config_ns(GAS_CFG_TIMEOUT), gas_rt_config_ns(GAS_CFG_STALL_WARN));
+    gas_rt_wait_set_slice(gas_rt_config_ns(GAS_CFG_WAIT_SLICE));
     /* Every rank's address is published before anyone may contact it. */
     if ((st = boot->barrier()) != GAS_OK || (st = gas_gs_agree()) != GAS_OK)
         goto err_arenas;

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <netinet/in.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,10 +23,14 @@ static gas_rt_doorbell_t fallback_bell;
 static gas_rt_doorbell_t *own_bell = &fallback_bell;
 static const char *own_seg;
 static uint64_t own_seg_size;
-static uint64_t spin_budget_ns = 20000;
+static _Atomic uint64_t spin_budget_ns = 20000; /* read by udp's progress thread too */
 static uint64_t wait_timeout_ns;
 static uint64_t stall_warn_after_ns = 60000000000ull;
+static uint64_t sleep_slice_ns = SLEEP_SLICE_NS;
 static _Atomic(gas_rt_sleep_fn) sleeper; /* NULL: the doorbell */
+static _Atomic int nudge_fd = -1;         /* sends wake-up datagrams; made on first use */
+
+const char gas_rt_watch_segment_tag;
 
 int gas_rt_progress_register(gas_rt_progress_fn fn)
 {
@@ -50,12 +56,22 @@ int gas_rt_progress(void)
 void gas_rt_wait_setup(gas_rt_doorbell_t *own, const char *seg_base, uint64_t seg_size,
                        uint64_t spin_ns, uint64_t timeout_ns, uint64_t stall_warn_ns)
 {
+    if (own == NULL) { /* finalize: nobody rings any more */
+        int fd = atomic_exchange(&nudge_fd, -1);
+        if (fd >= 0)
+            close(fd);
+    }
     own_bell = own ? own : &fallback_bell;
     own_seg = seg_base;
     own_seg_size = seg_size;
-    spin_budget_ns = spin_ns;
+    atomic_store_explicit(&spin_budget_ns, spin_ns, memory_order_relaxed);
     wait_timeout_ns = timeout_ns;
     stall_warn_after_ns = stall_warn_ns;
+}
+
+void gas_rt_wait_set_slice(uint64_t slice_ns)
+{
+    sleep_slice_ns = slice_ns ? slice_ns : SLEEP_SLICE_NS;
 }
 
 void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn)
@@ -63,10 +79,43 @@ void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn)
     atomic_store(&sleeper, fn);
 }
 
+void gas_rt_doorbell_set_nudge(gas_rt_doorbell_t *db, uint32_t ip, uint16_t port)
+{
+    atomic_store(&db->nudge_ip, ip);
+    atomic_store(&db->nudge_port, port);
+}
+
+/* Send an empty datagram to db's owner's socket (its receiver drops it). */
+static void nudge(gas_rt_doorbell_t *db)
+{
+    uint32_t port = atomic_load_explicit(&db->nudge_port, memory_order_relaxed);
+    if (port == 0)
+        return;
+    int fd = atomic_load_explicit(&nudge_fd, memory_order_acquire);
+    if (fd < 0) {
+        int nfd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (nfd < 0)
+            return; /* the sleeper still wakes at the end of its slice */
+        int cur = -1;
+        if (atomic_compare_exchange_strong(&nudge_fd, &cur, nfd))
+            fd = nfd;
+        else {
+            close(nfd);
+            fd = cur;
+        }
+    }
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = (in_port_t)port};
+    to.sin_addr.s_addr = atomic_load_explicit(&db->nudge_ip, memory_order_relaxed);
+    ssize_t r = sendto(fd, "", 0, MSG_DONTWAIT, (const struct sockaddr *)&to, sizeof to);
+    (void)r;
+}
+
 void gas_rt_doorbell_wake(gas_rt_doorbell_t *db)
 {
     atomic_fetch_add_explicit(&db->seq, 1, memory_order_seq_cst);
     syscall(SYS_futex, &db->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    if (atomic_load_explicit(&db->sock_sleepers, memory_order_seq_cst) != 0)
+        nudge(db);
 }
 
 /*
@@ -86,6 +135,31 @@ static void publish_watch(gas_rt_doorbell_t *db, uint64_t want)
     }
 }
 
+/* The doorbell offset of a wait's watch (see gas_rt_wait). */
+static uint64_t watch_offset(const void *watch)
+{
+    if (watch && watch != GAS_RT_WATCH_SEGMENT && own_seg && (const char *)watch > own_seg &&
+        (uint64_t)((const char *)watch - own_seg) < own_seg_size)
+        return (uint64_t)((const char *)watch - own_seg);
+    return GAS_RT_WATCH_ANY;
+}
+
+void gas_rt_doorbell_join(const void *watch)
+{
+    gas_rt_doorbell_t *db = own_bell;
+    atomic_fetch_add_explicit(&db->sock_sleepers, 1, memory_order_seq_cst);
+    atomic_fetch_add_explicit(&db->sleepers, 1, memory_order_seq_cst);
+    publish_watch(db, watch_offset(watch));
+}
+
+void gas_rt_doorbell_leave(void)
+{
+    gas_rt_doorbell_t *db = own_bell;
+    if (atomic_fetch_sub_explicit(&db->sleepers, 1, memory_order_seq_cst) == 1)
+        atomic_store_explicit(&db->watch, GAS_RT_WATCH_UNKNOWN, memory_order_seq_cst);
+    atomic_fetch_sub_explicit(&db->sock_sleepers, 1, memory_order_seq_cst);
+}
+
 /* Sleep on the doorbell for at most slice_ns unless cond already holds. */
 static void doorbell_sleep(gas_rt_cond_fn cond, void *arg, uint64_t watch_off, uint64_t slice_ns)
 {
@@ -102,28 +176,36 @@ static void doorbell_sleep(gas_rt_cond_fn cond, void *arg, uint64_t watch_off, u
         atomic_store_explicit(&db->watch, GAS_RT_WATCH_UNKNOWN, memory_order_seq_cst);
 }
 
+uint64_t gas_rt_wait_spin_ns(void)
+{
+    return atomic_load_explicit(&spin_budget_ns, memory_order_relaxed);
+}
+
+/* Drive progress and look at cond until it holds (1) or the clock passes end (0). */
+static int spin_until(gas_rt_cond_fn cond, void *arg, uint64_t end)
+{
+    unsigned i = 0;
+    for (;;) {
+        gas_rt_progress();
+        if (cond(arg))
+            return 1;
+        gas_rt_cpu_relax();
+        /* The clock is cheap next to a progress hook (a system call for udp):
+         * with hooks, look every time, so the spin lasts GAS_WAIT_SPIN. */
+        if ((nhooks || (++i & 63) == 0) && gas_rt_now_ns() >= end)
+            return 0;
+    }
+}
+
 gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
                          const char *what)
 {
     if (cond(arg))
         return GAS_OK;
-    uint64_t watch_off = GAS_RT_WATCH_ANY;
-    if (watch && own_seg && (const char *)watch > own_seg &&
-        (uint64_t)((const char *)watch - own_seg) < own_seg_size)
-        watch_off = (uint64_t)((const char *)watch - own_seg);
+    uint64_t watch_off = watch_offset(watch);
     uint64_t start = gas_rt_now_ns();
-    uint64_t spin_end = start + spin_budget_ns;
-    unsigned i = 0;
-    for (;;) {
-        gas_rt_progress();
-        if (cond(arg))
-            return GAS_OK;
-        gas_rt_cpu_relax();
-        /* The clock is cheap next to a progress hook (a system call for udp):
-         * with hooks, look every time, so the spin lasts GAS_WAIT_SPIN. */
-        if ((nhooks || (++i & 63) == 0) && gas_rt_now_ns() >= spin_end)
-            break;
-    }
+    if (spin_until(cond, arg, start + gas_rt_wait_spin_ns()))
+        return GAS_OK;
     /* A few yields hand the core to a peer that may be about to answer. */
     for (int y = 0; y < 4; y++) {
         sched_yield();
@@ -143,14 +225,16 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, cons
             gas_log_warn("wait", "%s has waited %.0f s for %s", call, (double)waited / 1e9, what);
             warned = 1;
         }
-        uint64_t slice = SLEEP_SLICE_NS;
+        uint64_t slice = sleep_slice_ns;
         if (wait_timeout_ns && wait_timeout_ns - waited < slice)
             slice = wait_timeout_ns - waited;
         gas_rt_sleep_fn sl = atomic_load_explicit(&sleeper, memory_order_relaxed);
         if (!sl || !sl(cond, arg, watch, slice))
             doorbell_sleep(cond, arg, watch_off, slice);
-        gas_rt_progress();
-        if (cond(arg))
+        /* Woken (by a write, a datagram or the slice's end): spin again, as
+         * the first time, since what woke us is often the first of a
+         * conversation whose next message comes within the spin. */
+        if (spin_until(cond, arg, gas_rt_now_ns() + gas_rt_wait_spin_ns()))
             return GAS_OK;
     }
 }

@@ -20,12 +20,47 @@ typedef struct gas_rt_doorbell {
     _Atomic uint32_t seq;
     _Atomic uint32_t sleepers;
     _Atomic uint64_t watch;   /* offset watched, or one of the two values below */
+    /* Waiters asleep in a socket rather than on seq (counted in sleepers
+     * too), and where an empty datagram wakes them: IPv4 address and port in
+     * network order, port 0 when the owner has no such socket. */
+    _Atomic uint32_t sock_sleepers;
+    _Atomic uint32_t nudge_ip;
+    _Atomic uint32_t nudge_port;
 } gas_rt_doorbell_t;
 
 #define GAS_RT_WATCH_UNKNOWN 0ull       /* nobody registered yet: wake on anything */
 #define GAS_RT_WATCH_ANY UINT64_MAX     /* waiters on several words or on non-segment memory */
 
+/*
+ * Wake db's sleepers: the futex ones, and those asleep in a socket (an empty
+ * datagram to the owner's nudge address).
+ */
 void gas_rt_doorbell_wake(gas_rt_doorbell_t *db);
+
+/*
+ * The owner of db sleeps in a socket bound to ip:port (network order) at
+ * times: writers may wake it there with an empty datagram.  port 0: never.
+ */
+void gas_rt_doorbell_set_nudge(gas_rt_doorbell_t *db, uint32_t ip, uint16_t port);
+
+/*
+ * For a transport's sleeper that sleeps in its socket (not on the futex) but
+ * whose condition reads segment words other ranks write: join this rank's
+ * doorbell as a socket sleeper watching `watch` (as gas_rt_wait's) before
+ * the last look at the condition, and leave it after the sleep.  A writer
+ * whose ring covers the word then sends the socket an empty datagram.
+ */
+void gas_rt_doorbell_join(const void *watch);
+void gas_rt_doorbell_leave(void);
+
+/*
+ * gas_rt_wait's watch for a condition on several words of this rank's
+ * segment (a collective's flags): any write into the segment may satisfy it.
+ * NULL is for memory outside the segment (completion counters), which only
+ * this process's threads change.
+ */
+extern const char gas_rt_watch_segment_tag;
+#define GAS_RT_WATCH_SEGMENT ((const void *)&gas_rt_watch_segment_tag)
 
 static inline int gas_rt_watch_in(uint64_t w, uint64_t off, uint64_t len)
 {
@@ -61,9 +96,11 @@ typedef int (*gas_rt_cond_fn)(void *arg);
 
 /*
  * Wait until cond(arg) holds, driving gas_rt_progress() meanwhile and sleeping
- * on this rank's doorbell once the spin budget is spent.  `watch` is the local
+ * on this rank's doorbell once the spin budget is spent; each wake-up that
+ * does not satisfy cond is followed by another spin of the same budget.  `watch` is the local
  * address of the word cond reads when it lies in this rank's segment (so only
- * writes to it wake the sleeper), or NULL to be woken by any write.  `call`
+ * writes to it wake the sleeper), GAS_RT_WATCH_SEGMENT for several segment
+ * words, or NULL for memory outside the segment (woken by any write too).  `call`
  * and `what` name the operation for stall warnings and timeout errors (e.g.
  * "gas_barrier", "round 2 signal from rank 3").  Returns GAS_OK or
  * GAS_ERR_TIMEOUT (after GAS_TIMEOUT; raised through gas_rt_error).
@@ -75,12 +112,15 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, cons
  * How a wait sleeps once its spin budget is spent.  By default on this rank's
  * doorbell (futex).  A transport may install a sleeper that is asked first:
  * it gets the wait's condition, the word it watches (NULL: memory outside the
- * segment, such as a completion counter) and the longest sleep, and returns
+ * segment, such as a completion counter; GAS_RT_WATCH_SEGMENT: several
+ * segment words) and the longest sleep, and returns
  * nonzero when it slept (returning early when cond(arg) may have changed), or
  * 0 to let the wait sleep on the doorbell.  udp uses it to sleep in its socket:
  * always with GAS_PROGRESS=poll (only the rank's own calls serve its traffic),
- * and for completion waits with a progress thread (the acknowledgement then
- * wakes the waiter directly).  NULL removes it.
+ * and for completion and collective waits with a progress thread (the
+ * acknowledgement or flag then wakes the waiter directly).  A sleeper whose
+ * condition reads segment words joins the doorbell (gas_rt_doorbell_join),
+ * so that node-local writers wake it too.  NULL removes it.
  */
 typedef int (*gas_rt_sleep_fn)(gas_rt_cond_fn cond, void *arg, const void *watch,
                                uint64_t max_ns);
@@ -92,6 +132,12 @@ void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn);
  */
 void gas_rt_wait_setup(gas_rt_doorbell_t *own, const char *seg_base, uint64_t seg_size,
                        uint64_t spin_ns, uint64_t timeout_ns, uint64_t stall_warn_ns);
+
+/* How long a wait spins before it sleeps (0 on an oversubscribed node). */
+uint64_t gas_rt_wait_spin_ns(void);
+
+/* The longest sleep before a wait looks again (GAS_WAIT_SLICE; 0: 2 ms). */
+void gas_rt_wait_set_slice(uint64_t slice_ns);
 
 /* Progress hooks that waits drive (transports register theirs at init). */
 typedef int (*gas_rt_progress_fn)(void);

@@ -324,7 +324,7 @@ static gas_status_t wait_done(struct gas_co_sched *s)
     snprintf(what, sizeof what, "collective #%u (gas_%s, %s) on a team of %d: the other members",
              s->call.seq, c ? c : "?", gas_co_alg_name((gas_coll_t)s->call.coll, s->call.alg),
              t->size);
-    gas_status_t st = gas_rt_wait(run_cond, &w, NULL, s->callname, what);
+    gas_status_t st = gas_rt_wait(run_cond, &w, GAS_RT_WATCH_SEGMENT, s->callname, what);
     if (st != GAS_OK && s->status == GAS_OK)
         return st;
     return GAS_OK;

@@ -44,7 +44,10 @@ int gas_udp_peer_dead(int rank);
  * GAS_PROGRESS=poll there is no thread: fd joins the set that a waiting thread
  * sleeps in, and fn(0) runs before it sleeps.  fn returns how many events it
  * handled and runs without any udp lock held.  One source at most; fd -1
- * removes it (returning once fn is not running).
+ * removes it (returning once fn is not running).  While one is set, a waiter
+ * sleeps in the socket 1 ms at a time at most, whatever GAS_WAIT_SLICE says:
+ * rdma's send CQ has no completion channel, so waits for its completions
+ * poll it that often.
  */
 typedef int (*gas_udp_event_fn)(int polled);
 gas_status_t gas_udp_set_event_source(int fd, gas_udp_event_fn fn);

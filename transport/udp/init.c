@@ -5,6 +5,7 @@
  * before the socket closes.
  */
 #include "transport/udp/udp.h"
+#include "alloc/segment.h"
 #include "runtime/clock.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
@@ -63,6 +64,9 @@ static gas_status_t read_config(struct gas_udp_cfg *c)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init",
                             "GAS_UDP_RTO_MIN and GAS_UDP_PEER_TIMEOUT must be above 0");
     c->poll_mode = gas_rt_config_enum(GAS_CFG_PROGRESS) == 1;
+    c->sleep_slice = gas_rt_config_ns(GAS_CFG_WAIT_SLICE);
+    if (c->sleep_slice == 0)
+        c->sleep_slice = 1000000; /* 1 ms */
     c->drop_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_TEST_UDP_DROP);
     c->dup_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_TEST_UDP_DUP);
     c->reorder_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_TEST_UDP_REORDER);
@@ -88,6 +92,8 @@ static void release(void)
     struct gas_udp_state *g = &gas_udp_g;
     gas_udp_progress_stop();
     gas_rt_wait_set_sleeper(NULL);
+    if (g->env.seg_base != NULL)
+        gas_rt_doorbell_set_nudge(&gas_al_seg_hdr(g->env.seg_base)->doorbell, 0, 0);
     uint32_t n = atomic_load(&g->nactive);
     for (uint32_t i = 0; g->active && i < n; i++)
         gas_udp_chan_free(g->active[i]);
@@ -174,6 +180,10 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
             (st = gas_udp_progress_start()) != GAS_OK)
             goto err_release;
     }
+    /* Node-local writers wake a waiter asleep in the socket with an empty
+     * datagram (gas_udp_sleep joins the doorbell). */
+    gas_rt_doorbell_set_nudge(&gas_al_seg_hdr(env->seg_base)->doorbell, g->self.sin_addr.s_addr,
+                              g->self.sin_port);
     gas_rt_wait_set_sleeper(gas_udp_sleep);
     g->ready = 1;
     return GAS_OK;

@@ -2,7 +2,9 @@
  * progress.c - who serves the udp traffic when the application does not.
  *
  * GAS_PROGRESS=thread: one progress thread per rank receives, applies and
- * answers, and runs the timers.  Idle, it sleeps in epoll_wait; when a
+ * answers, and runs the timers.  Having served a request it polls the socket
+ * for GAS_WAIT_SPIN more (the next request of a conversation usually comes
+ * within a round trip).  Idle, it sleeps in epoll_wait; when a
  * timer is due within 100 us it polls the clock instead (waking a sleeping
  * thread costs more than that on a small VM).  After a second without
  * traffic it sleeps with no timeout, and a thread that sends after that
@@ -22,7 +24,10 @@
  * thread that waits for completions of its own operations sleeps in the
  * socket (with an eventfd the progress thread pokes when it completes
  * operations), so an acknowledgement wakes it directly rather than through
- * the progress thread and the doorbell.
+ * the progress thread and the doorbell.  A collective's wait does the same;
+ * since its flags also come from node-local writers, it joins the doorbell
+ * as a socket sleeper, and they wake it with an empty datagram
+ * (gas_rt_doorbell_join).  In poll mode every wait on segment words does.
  *
  * GAS_PROGRESS=poll: no thread.  Only library calls make progress (the hook
  * that every wait drives), and waits sleep in the socket rather than on the
@@ -38,6 +43,7 @@
 #include "transport/udp/udp.h"
 #include "runtime/clock.h"
 #include "runtime/log.h"
+#include "runtime/wait.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -51,8 +57,8 @@
 #define TICK_NS 20000000ull        /* recently active: wake at least this often */
 #define LINGER_NS 1000000000ull    /* idle this long: sleep until kicked */
 #define IDLE_POLL_NS 50000ull      /* poll mode, no udp peer yet: look this often */
-#define POLL_SLICE_NS 1000000ull   /* poll mode: longest sleep in the socket */
 #define LEASE_NS 200000ull         /* an application poll keeps the socket this long */
+#define EXT_SLICE_NS 1000000ull    /* with an event source: longest sleep in the socket */
 
 /* Whether the progress thread's epoll set watches the socket (lease_lock held). */
 static void pt_watch(struct gas_udp_state *g, int on)
@@ -206,26 +212,36 @@ static void *progress_main(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the application's */
-    uint64_t busy = gas_rt_now_ns();
+    uint64_t busy = gas_rt_now_ns(), served = 0;
     while (!atomic_load(&g->stop)) {
-        int n = 0;
+        int n = 0, rx = 0;
         uint64_t now = gas_rt_now_ns(), lease = atomic_load(&g->lease_until);
         if (now >= lease) {
             lease_end(g, 0);
             pthread_mutex_lock(&g->rx_lock);
-            n = gas_udp_rx_batch(1);
+            n = rx = gas_udp_rx_batch(1);
             pthread_mutex_unlock(&g->rx_lock);
             now = gas_rt_now_ns();
         }
         n += gas_udp_timers_run(now);
         /* a lease holder asleep in the socket polls nothing else */
         n += gas_udp_event_run(now < atomic_load(&g->lease_until) && !atomic_load(&g->waiter_asleep));
+        if (rx)
+            served = now;
         if (n) {
             busy = now;
             continue;
         }
         uint64_t next = atomic_load(&g->next_timer_ns);
         if (next != GAS_UDP_NEVER && next <= now + SPIN_NS) {
+            gas_rt_cpu_relax();
+            continue;
+        }
+        /* Having served a request, keep polling the socket for as long as a
+         * wait spins (GAS_WAIT_SPIN; never on an oversubscribed node): the
+         * initiator's next request usually follows within a round trip, and
+         * waking this thread costs more than that on a small VM. */
+        if (now - served < gas_rt_wait_spin_ns() && now >= atomic_load(&g->lease_until)) {
             gas_rt_cpu_relax();
             continue;
         }
@@ -282,15 +298,26 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
     if (cond(arg))
         return 1;
     uint64_t now = gas_rt_now_ns();
-    uint64_t until = now + (max_ns < POLL_SLICE_NS ? max_ns : POLL_SLICE_NS);
+    uint64_t slice = max_ns < g->cfg.sleep_slice ? max_ns : g->cfg.sleep_slice;
+    /* rdma's send CQ raises no event: its completions are polled this often. */
+    if (slice > EXT_SLICE_NS && atomic_load_explicit(&g->ext_fn, memory_order_relaxed) != NULL)
+        slice = EXT_SLICE_NS;
+    uint64_t until = now + slice;
     if (g->cfg.poll_mode) {
         /* Only this rank's calls serve its traffic: sleep in the socket, at
-         * most until the next timer. */
+         * most until the next timer.  A condition on segment words joins the
+         * doorbell, so that node-local writers wake us with a datagram. */
         uint64_t next = atomic_load(&g->next_timer_ns);
         if (next < until)
             until = next;
-        if (gas_udp_event_run(0) == 0 && !cond(arg) && until > now)
+        if (gas_udp_event_run(0) != 0 || until <= now)
+            return 1;
+        if (watch != NULL)
+            gas_rt_doorbell_join(watch);
+        if (!cond(arg))
             wait_events(g->epfd, -1, now, until);
+        if (watch != NULL)
+            gas_rt_doorbell_leave();
         return 1;
     }
     /* The other transport's source stops being polled by this thread: arm
@@ -298,24 +325,33 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
     if (gas_udp_event_run(0) && cond(arg))
         return 1;
     /* No udp peer contacted yet (e.g. every peer on this node): nothing can
-     * arrive on the socket for this waiter, while shm writers ring the
-     * doorbell, which a sleep in the socket would miss for a whole slice. */
+     * arrive on the socket for this waiter, and the futex doorbell is the
+     * cheaper wake-up for shm writers. */
     if (atomic_load_explicit(&g->nactive, memory_order_acquire) == 0)
         return 0;
-    /* A wait on a segment word sleeps on the doorbell, which the progress
+    /* A wait on one segment word sleeps on the doorbell, which the progress
      * thread rings for that word: give it the socket back.  So does every
      * waiter beyond the first, while the first keeps the socket. */
-    if (watch != NULL || pthread_mutex_trylock(&g->sleep_lock) != 0) {
+    int several = watch == GAS_RT_WATCH_SEGMENT;
+    if ((watch != NULL && !several) || pthread_mutex_trylock(&g->sleep_lock) != 0) {
         if (!atomic_load(&g->waiter_asleep))
             lease_end(g, 1);
         return 0;
     }
-    /* A completion waiter keeps the socket while it sleeps in it, and handles
-     * what woke it; the progress thread still wakes for timers. */
+    /* A completion or collective waiter keeps the socket while it sleeps in
+     * it, and handles what woke it; the progress thread still wakes for
+     * timers.  A collective's flags also come from node-local writers: it
+     * joins the doorbell, and they wake it with a datagram. */
     atomic_store(&g->waiter_asleep, 1);
     lease_take(g, until + LEASE_NS);
-    if (!cond(arg)) {
+    if (several)
+        gas_rt_doorbell_join(watch);
+    int slept = !cond(arg);
+    if (slept)
         wait_events(g->wait_ep, g->done_evfd, now, until);
+    if (several)
+        gas_rt_doorbell_leave(); /* before applying what woke us: no nudge to ourselves */
+    if (slept) {
         if (pthread_mutex_trylock(&g->rx_lock) == 0) {
             while (gas_udp_rx_batch(0) == GAS_UDP_BATCH)
                 ;

@@ -338,6 +338,8 @@ int gas_udp_rx_batch(int from_pt)
     int wake = 0;
     for (int i = 0; i < n; i++) {
         uint32_t len = m[i].msg_len;
+        if (len == 0)
+            continue; /* a wake-up from a node-local writer (gas_rt_doorbell_wake) */
         GAS_UDP_COUNT(dg_rx, 1);
         GAS_UDP_COUNT(b_rx, len);
         struct gas_udp_hdr h;

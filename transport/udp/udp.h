@@ -62,6 +62,7 @@ struct gas_udp_cfg {
     uint32_t pace_headroom_ppm; /* pacing above (and below) the estimate while probing */
     uint32_t loss_tolerance_ppm; /* loss rates below it shrink the window by 15%, not half */
     int poll_mode;
+    uint64_t sleep_slice;        /* longest sleep in the socket (GAS_WAIT_SLICE, else 1 ms) */
     uint32_t drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
     uint64_t fault_delay;
 };
