@@ -34,7 +34,7 @@ GAS_CONFIG_ROW(TIMEOUT, TIME, "0", NULL,
                "Deadline of every wait (barrier, gas_wait_until, completion); 0 waits forever. Past it the call fails with GAS_ERR_TIMEOUT.")
 GAS_CONFIG_ROW(STALL_WARN, TIME, "60s", NULL,
                "Log a warning naming the operation and peer when one wait has lasted this long (0: never).")
-GAS_CONFIG_ROW(WAIT_SPIN, TIME, "20us", NULL,
+GAS_CONFIG_ROW(WAIT_SPIN, TIME, "50us", NULL,
                "How long a wait spins before it sleeps in the kernel, and again each time it is woken; udp's progress thread also keeps polling its socket this long after serving a request. Not used when the node runs more ranks than cores.")
 GAS_CONFIG_ROW(WAIT_SLICE, TIME, "0", NULL,
                "Longest a sleeping wait goes before it looks at its condition again, woken or not (0: 2 ms on the futex doorbell, 1 ms in the udp socket). Writers wake sleepers, so this is only a safety net; a large value turns a missed wake-up into a visible stall.")
@@ -100,6 +100,8 @@ GAS_CONFIG_ROW(UDP_RTO_INIT, TIME, "20ms", NULL,
                "Retransmission timeout before the first round trip has been measured.")
 GAS_CONFIG_ROW(UDP_ACK_DELAY, TIME, "500us", NULL,
                "How long a receiver may hold a standalone acknowledgement of a one-way stream (sooner when the sender asks or 16 datagrams are unacknowledged).")
+GAS_CONFIG_ROW(UDP_GSO, BOOL, "y", NULL,
+               "Send each run of equal-size datagrams to one peer as a single UDP GSO message (UDP_SEGMENT, up to 64 datagrams): the kernel cuts it up after one pass through its stack instead of one per datagram. Switched off by itself, with a log line, where the kernel or the route refuses it.")
 GAS_CONFIG_ROW(UDP_PACE, BOOL, "y", NULL,
                "Pace the datagrams to each udp peer on another node at the rate its acknowledgements show the path delivers (twice that in slow start; see GAS_UDP_PACE_HEADROOM), cut when much is lost, so a window larger than a queue on the path does not overrun it in bursts.")
 GAS_CONFIG_ROW(UDP_PACE_BURST, SIZE, "64k", NULL,
@@ -120,6 +122,8 @@ GAS_CONFIG_ROW(TEST_UDP_DELAY, TIME, "1ms", NULL,
                "Test only: how long GAS_TEST_UDP_REORDER holds a datagram back.")
 GAS_CONFIG_ROW(TEST_UDP_CORRUPT, RATIO, "0", NULL,
                "Test only: fraction of outgoing udp datagrams with one byte flipped (receivers must drop them by checksum).")
+GAS_CONFIG_ROW(TEST_UDP_GSO_REFUSE, BOOL, "n", NULL,
+               "Test only: send without UDP checksums (SO_NO_CHECK), which makes the kernel refuse GSO sends, so the fall-back to one datagram per message runs.")
 GAS_CONFIG_ROW(RDMA_DEVICE, STRING, "", NULL,
                "Verbs device of the rdma transport: a device name, empty for the first one found, sim for the software verbs back end (RC between processes of one host), none to disable rdma.")
 GAS_CONFIG_ROW(RDMA_PORT, UINT, "1", NULL,

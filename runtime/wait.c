@@ -23,7 +23,7 @@ static gas_rt_doorbell_t fallback_bell;
 static gas_rt_doorbell_t *own_bell = &fallback_bell;
 static const char *own_seg;
 static uint64_t own_seg_size;
-static _Atomic uint64_t spin_budget_ns = 20000; /* read by udp's progress thread too */
+static _Atomic uint64_t spin_budget_ns = 50000; /* read by udp's progress thread too */
 static uint64_t wait_timeout_ns;
 static uint64_t stall_warn_after_ns = 60000000000ull;
 static uint64_t sleep_slice_ns = SLEEP_SLICE_NS;

@@ -64,6 +64,7 @@ static gas_status_t read_config(struct gas_udp_cfg *c)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init",
                             "GAS_UDP_RTO_MIN and GAS_UDP_PEER_TIMEOUT must be above 0");
     c->poll_mode = gas_rt_config_enum(GAS_CFG_PROGRESS) == 1;
+    c->gso = gas_rt_config_size(GAS_CFG_UDP_GSO) != 0;
     c->sleep_slice = gas_rt_config_ns(GAS_CFG_WAIT_SLICE);
     if (c->sleep_slice == 0)
         c->sleep_slice = 1000000; /* 1 ms */

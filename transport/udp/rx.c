@@ -400,7 +400,7 @@ int gas_udp_rx_batch(int from_pt)
         ch->touched = 0;
         gas_udp_chan_push(ch, now, 1);
         if (ch->ack_pending || ch->ack_now) {
-            if (ch->ack_now || !from_pt || g->cfg.ack_delay == 0)
+            if (ch->ack_now || g->cfg.ack_delay == 0)
                 gas_udp_chan_send_ack(ch, now, 0);
             else if (ch->ack_due_ns == 0) {
                 ch->ack_due_ns = now + g->cfg.ack_delay;

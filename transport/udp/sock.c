@@ -5,11 +5,14 @@
  */
 #include "transport/udp/udp.h"
 #include "runtime/clock.h"
+#include "runtime/config.h"
 #include "runtime/error.h"
 #include "runtime/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -18,6 +21,12 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103 /* linux/udp.h: the GSO segment size of a send */
+#endif
+#define GSO_MAX_SEGS 64       /* the kernel's UDP_MAX_SEGMENTS */
+#define GSO_MAX_BYTES 65000u  /* a GSO message is one UDP datagram to the stack until cut */
 
 void gas_udp_addr_str(const struct sockaddr_in *a, char *buf, size_t cap)
 {
@@ -97,6 +106,10 @@ gas_status_t gas_udp_sock_open(const char *iface, uint32_t port, uint64_t sockbu
     set_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, sockbuf);
     int pmtu = IP_PMTUDISC_DO; /* never fragment: datagrams are cut to GAS_UDP_MTU */
     setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+    if (gas_rt_config_size(GAS_CFG_TEST_UDP_GSO_REFUSE)) {
+        int one = 1; /* the kernel refuses GSO without checksums (test only) */
+        setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof one);
+    }
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = ip};
     uint32_t want = port ? port + (uint32_t)g->env.local_rank : 0;
     if (want > 65535) {
@@ -230,10 +243,91 @@ static unsigned send_all(struct mmsghdr *m, unsigned k)
     return done;
 }
 
+/*
+ * Send bufs[0..n) to `to` as UDP GSO messages: each run of datagrams of one
+ * size (the last of a run may be shorter) goes as one message whose payload
+ * the kernel cuts into those datagrams.  Returns how many datagrams the kernel
+ * took (as gas_udp_sock_send); sets *refused when it refused GSO itself (a
+ * route without checksum offload, an old kernel): nothing from there on was
+ * sent, and the caller sends the rest one datagram per message.
+ */
+static unsigned send_gso(const struct sockaddr_in *to, unsigned char *const *bufs,
+                         const uint32_t *lens, unsigned n, int *refused)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    struct mmsghdr m[GAS_UDP_BATCH];
+    struct iovec iov[GAS_UDP_BATCH];
+    union {
+        char buf[CMSG_SPACE(sizeof(uint16_t))];
+        struct cmsghdr align;
+    } ctl[GAS_UDP_BATCH];
+    unsigned first[GAS_UDP_BATCH + 1], k = 0;
+    *refused = 0;
+    for (unsigned i = 0; i < n;) {
+        uint32_t seg = lens[i], bytes = 0;
+        unsigned j = i;
+        while (j < n && j - i < GSO_MAX_SEGS && lens[j] <= seg && bytes + lens[j] <= GSO_MAX_BYTES) {
+            iov[j] = (struct iovec){.iov_base = bufs[j], .iov_len = lens[j]};
+            bytes += lens[j++];
+            if (lens[j - 1] < seg)
+                break; /* only the last of a run may be shorter */
+        }
+        m[k].msg_hdr = (struct msghdr){.msg_name = (void *)to, .msg_namelen = sizeof *to,
+                                       .msg_iov = &iov[i], .msg_iovlen = j - i};
+        m[k].msg_len = 0;
+        if (j - i > 1) {
+            m[k].msg_hdr.msg_control = ctl[k].buf;
+            m[k].msg_hdr.msg_controllen = sizeof ctl[k].buf;
+            struct cmsghdr *c = CMSG_FIRSTHDR(&m[k].msg_hdr);
+            c->cmsg_level = SOL_UDP;
+            c->cmsg_type = UDP_SEGMENT;
+            c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+            uint16_t s16 = (uint16_t)seg;
+            memcpy(CMSG_DATA(c), &s16, sizeof s16);
+        }
+        first[k++] = i;
+        i = j;
+    }
+    first[k] = n;
+    unsigned done = 0;
+    while (done < k) {
+        int r = sendmmsg(g->fd, m + done, k - done, 0);
+        if (r > 0) {
+            done += (unsigned)r;
+            continue;
+        }
+        int err = r < 0 ? errno : EIO;
+        if (err == EINTR)
+            continue;
+        if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS)
+            break;
+        if (m[done].msg_hdr.msg_iovlen > 1 &&
+            (err == EIO || err == EINVAL || err == ENOPROTOOPT || err == EOPNOTSUPP)) {
+            if (!atomic_exchange(&g->gso_off, 1))
+                gas_log_info("udp", "the kernel refused a UDP GSO send (%s): one datagram per "
+                             "message from now on", strerror(err));
+            *refused = 1;
+            break;
+        }
+        send_failed(err, (uint32_t)m[done].msg_hdr.msg_iov->iov_len);
+        done++; /* lost; the protocol recovers */
+    }
+    return first[done];
+}
+
 unsigned gas_udp_sock_send(const struct sockaddr_in *to, unsigned char *const *bufs,
                            const uint32_t *lens, unsigned n)
 {
     struct gas_udp_state *g = &gas_udp_g;
+    if (n > 1 && g->cfg.gso && !faults_on(&g->cfg) &&
+        !atomic_load_explicit(&g->gso_off, memory_order_relaxed)) {
+        int refused;
+        n = n < GAS_UDP_BATCH ? n : GAS_UDP_BATCH;
+        unsigned took = send_gso(to, bufs, lens, n, &refused);
+        if (!refused)
+            return took;
+        return took + gas_udp_sock_send(to, bufs + took, lens + took, n - took);
+    }
     struct mmsghdr m[2 * GAS_UDP_BATCH];
     struct iovec iov[2 * GAS_UDP_BATCH];
     unsigned char *copies[GAS_UDP_BATCH];

@@ -62,6 +62,7 @@ struct gas_udp_cfg {
     uint32_t pace_headroom_ppm; /* pacing above (and below) the estimate while probing */
     uint32_t loss_tolerance_ppm; /* loss rates below it shrink the window by 15%, not half */
     int poll_mode;
+    int gso;                     /* GAS_UDP_GSO: send runs of datagrams as one GSO message */
     uint64_t sleep_slice;        /* longest sleep in the socket (GAS_WAIT_SLICE, else 1 ms) */
     uint32_t drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
     uint64_t fault_delay;
@@ -209,6 +210,7 @@ struct gas_udp_state {
     _Atomic uint64_t inflight_total;
     atomic_int total_blocked;
     atomic_int corked;                    /* some channel holds a corked datagram */
+    atomic_int gso_off;                   /* the kernel refused a GSO send: never again */
     _Atomic uint64_t last_idle_poll_ns;    /* poll mode, no channel yet: last look */
 
     pthread_t pt;
