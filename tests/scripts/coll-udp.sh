@@ -9,13 +9,9 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 TEST=$BUILD/tests/mr/test_coll
-for b in "$BUILD/bin/gas-info" "$BUILD/bin/gasrun" "$TEST"; do
-    [ -x "$b" ] || { echo "FAIL: $b is not built"; exit 1; }
-done
-if ! "$BUILD/bin/gas-info" | grep '^transports compiled in:' | grep -qw udp; then
-    echo "no udp transport compiled in (build/bin/gas-info)"
-    exit 77
-fi
+. tests/scripts/lib-udp.sh
+require_built "$BUILD/bin/gas-info" "$BUILD/bin/gasrun" "$TEST"
+require_udp
 export GAS_ERRORS=return
 case "${1:-}" in
 host)

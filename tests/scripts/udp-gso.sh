@@ -11,13 +11,9 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 TEST=$BUILD/tests/mr/test_sizes
-for b in "$BUILD/bin/gas-info" "$BUILD/bin/gasrun" "$TEST"; do
-    [ -x "$b" ] || { echo "FAIL: $b is not built"; exit 1; }
-done
-if ! "$BUILD/bin/gas-info" | grep '^transports compiled in:' | grep -qw udp; then
-    echo "no udp transport compiled in (build/bin/gas-info)"
-    exit 77
-fi
+. tests/scripts/lib-udp.sh
+require_built "$BUILD/bin/gas-info" "$BUILD/bin/gasrun" "$TEST"
+require_udp
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 export GAS_TRANSPORT=udp GAS_ERRORS=return

@@ -10,13 +10,9 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 TEST=$BUILD/tests/mr/test_wake
-for b in "$BUILD/bin/gas-info" "$BUILD/bin/gasrun" "$TEST"; do
-    [ -x "$b" ] || { echo "FAIL: $b is not built"; exit 1; }
-done
-if ! "$BUILD/bin/gas-info" | grep '^transports compiled in:' | grep -qw udp; then
-    echo "no udp transport compiled in (build/bin/gas-info); ranks in two namespaces need it"
-    exit 77
-fi
+. tests/scripts/lib-udp.sh
+require_built "$BUILD/bin/gas-info" "$BUILD/bin/gasrun" "$TEST"
+require_udp "ranks in two namespaces need it"
 export GAS_WAIT_SPIN=0 GAS_WAIT_SLICE=1000s GAS_ERRORS=return
 for p in thread poll; do
     GAS_PROGRESS=$p tests/scripts/netns-run.sh --limit 100 -- -n 4 --timeout 60 "$TEST" ||
