@@ -370,7 +370,7 @@ static double timed(struct bench *b, int coll, const char *alg, size_t size, uin
 }
 
 /* Rank 0's value, on every rank. */
-static uint64_t agree(uint64_t v)
+uint64_t bench_coll_agree(uint64_t v)
 {
     bench_check(gas_broadcast(GAS_TEAM_WORLD, &v, 1, GAS_UINT64, 0), "gas_broadcast");
     return v;
@@ -403,7 +403,7 @@ void bench_coll_interleaved(struct bench *b, int coll, size_t size, const char *
             uint64_t next = 0;
             if (t < b->opt.batch_s / 2 && it < (1u << 24))
                 next = it * (t > 0 && b->opt.batch_s / t < 64 ? (uint64_t)(b->opt.batch_s / t) + 1 : 64);
-            if ((next = agree(next)) == 0)
+            if ((next = bench_coll_agree(next)) == 0)
                 break;
             it = next;
         }

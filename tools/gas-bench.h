@@ -245,6 +245,8 @@ void bench_coll_interleaved(struct bench *b, int coll, size_t size, const char *
 double *bench_coll_samples_alloc(int nalg, int reps);
 /* x's time over y's: the median over rounds of the ratio within each round. */
 double bench_coll_paired_ratio(const double *smp, int reps, int x, int y);
+/* Rank 0's v, on every rank (collective). */
+uint64_t bench_coll_agree(uint64_t v);
 
 /*
  * --compare (bench_compare.c): each algorithm and auto, interleaved, at the
