@@ -196,6 +196,11 @@ unsigned char *gas_udp_chan_append(struct gas_udp_chan *ch, const struct gas_udp
         w.type = GAS_UDP_R_CONT;
     unsigned char *data = gas_udp_rec_write(p, &w);
     w.type = r->type;
+    /* A datagram of replies alone needs no prompt acknowledgement: the
+     * peer's next request carries it, or its delayed one (GAS_UDP_ACK_DELAY). */
+    if (r->type != GAS_UDP_R_GET_REPLY && r->type != GAS_UDP_R_AMO_REPLY &&
+        r->type != GAS_UDP_R_DONE && r->type != GAS_UDP_R_ERR)
+        ch->open_ask = 1;
     gas_udp_cont_step(&ch->tx_cont, &w);
     size_t n = (size_t)(data - p) + r->dlen;
     ch->open_len += (uint32_t)n;
@@ -231,7 +236,9 @@ void gas_udp_chan_seal(struct gas_udp_chan *ch, uint64_t now)
     if (ch->una == ch->next_seq && atomic_load(&ch->cacked) == ch->next_seq)
         ch->last_progress_ns = now; /* the peer owes us nothing yet: its clock starts now */
     *gas_udp_slot_at(ch, ch->next_seq) = (struct gas_udp_slot){
-        .buf = ch->open, .len = ch->open_len, .cack = ch->rx.next, .state = SLOT_QUEUED};
+        .buf = ch->open, .len = ch->open_len, .cack = ch->rx.next, .state = SLOT_QUEUED,
+        .ask = ch->open_ask};
+    ch->open_ask = 0;
     ch->next_seq++;
     ch->open = NULL;
     ch->open_len = 0;

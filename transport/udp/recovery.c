@@ -112,8 +112,9 @@ static uint64_t slot_acked(struct gas_udp_chan *ch, struct gas_udp_slot *s, uint
     }
     /* Karn: only a datagram sent once gives an unambiguous sample, and after
      * a timeout only one first sent after it (else the back-off is undone by
-     * the short round trips of datagrams sent before the trouble). */
-    if (s->ntx == 1 && s->first_ns >= ch->backoff_ns && s->last_ns > *sample_sent)
+     * the short round trips of datagrams sent before the trouble).  A datagram
+     * of replies alone may be acknowledged late on purpose: no sample. */
+    if (s->ntx == 1 && s->ask && s->first_ns >= ch->backoff_ns && s->last_ns > *sample_sent)
         *sample_sent = s->last_ns;
     s->state = SLOT_SACKED;
     return s->len;
@@ -168,6 +169,8 @@ static uint64_t tlp_delay(const struct gas_udp_chan *ch)
 {
     uint64_t d = 2 * ch->rtt.srtt, v = ch->rtt.srtt + 4 * ch->rtt.rttvar;
     d = v > d ? v : d;
+    if (!ch->tail_ask) /* replies alone: the peer may hold its acknowledgement */
+        d += gas_udp_g.cfg.ack_delay;
     return ch->rtt.srtt == 0 ? 0 : d > TLP_MIN_NS ? d : TLP_MIN_NS;
 }
 

@@ -35,6 +35,7 @@ struct batch {
     uint32_t lens[GAS_UDP_BATCH];
     uint32_t seqs[GAS_UDP_BATCH];
     unsigned n;
+    int ask;       /* the burst holds a request or a retransmission: its last one asks */
 };
 
 /* Finish the headers of a batch and send it; undo what the kernel did not take. */
@@ -45,11 +46,13 @@ static void send_batch(struct gas_udp_chan *ch, struct batch *b, int last, uint6
         return;
     for (unsigned i = 0; i < b->n; i++) {
         uint8_t flags = (gas_udp_slot_at(ch, b->seqs[i])->ntx ? GAS_UDP_F_RETX : 0) |
-                        (last && i == b->n - 1 ? GAS_UDP_F_ACKREQ : 0);
+                        (last && b->ask && i == b->n - 1 ? GAS_UDP_F_ACKREQ : 0);
         gas_udp_hdr_refresh(b->bufs[i], flags, dsack_field(ch), ch->rx.next);
         gas_udp_dgram_sum_set(b->bufs[i], b->lens[i], (uint32_t)ch->rank);
     }
     unsigned took = gas_udp_sock_send(&ch->addr, b->bufs, b->lens, b->n);
+    if (last && took == b->n)
+        ch->tail_ask = (uint8_t)(b->ask != 0);
     uint64_t bytes = 0, retx = 0;
     for (unsigned i = 0; i < b->n; i++) {
         struct gas_udp_slot *s = gas_udp_slot_at(ch, b->seqs[i]);
@@ -151,6 +154,7 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
         gas_udp_pace_update(ch, now); /* after a pause the estimate may have lapsed */
     struct batch b;
     b.n = 0;
+    b.ask = 0;
     int paced = 0;
     uint32_t scan = ch->una;
     for (;;) {
@@ -184,8 +188,10 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
          * Held by the pacer (not the windows), the sender waits for time,
          * not for acknowledgements: its last datagram does not ask for one. */
         if (!(ch->rto_probe && !is_new)) {
-            if (!window_allows(ch, s->len, is_new))
+            if (!window_allows(ch, s->len, is_new)) {
+                b.ask = 1; /* the window is full: acknowledgements are awaited */
                 break;
+            }
             if (!pace_allows(ch, s->len, now)) {
                 paced = 1;
                 break;
@@ -206,6 +212,7 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
         s->state = SLOT_FLIGHT;
         ch->inflight += s->len;
         atomic_fetch_add(&g->inflight_total, s->len);
+        b.ask |= s->ask || !is_new;
         b.bufs[b.n] = s->buf;
         b.lens[b.n] = s->len;
         b.seqs[b.n++] = seq;

@@ -81,6 +81,7 @@ struct gas_udp_slot {
     uint32_t len;
     uint32_t cack;         /* the reverse stream's delivery point when sealed */
     uint8_t state, ntx;
+    uint8_t ask;           /* carries a request (not only replies): its burst asks for an ack */
     uint64_t first_ns, last_ns, txorder;
     struct gas_udp_rate_snap snap; /* delivery-rate state at its last transmission */
 };
@@ -113,6 +114,8 @@ struct gas_udp_chan {
     uint32_t ring_cap;
     unsigned char *open;         /* datagram being filled (records from GAS_UDP_HDR_LEN) */
     uint32_t open_len;
+    uint8_t open_ask;            /* the open datagram holds a request */
+    uint8_t tail_ask;            /* the last datagram sent asked for an immediate ack */
     struct gas_udp_cont tx_cont; /* what a CONT appended now would continue */
     unsigned char **pool;        /* spare datagram buffers */
     uint32_t npool;
