@@ -35,7 +35,7 @@ GAS_CONFIG_ROW(TIMEOUT, TIME, "0", NULL,
 GAS_CONFIG_ROW(STALL_WARN, TIME, "60s", NULL,
                "Log a warning naming the operation and peer when one wait has lasted this long (0: never).")
 GAS_CONFIG_ROW(WAIT_SPIN, TIME, "50us", NULL,
-               "How long a wait spins before it sleeps in the kernel, and again each time it is woken; udp's progress thread also keeps polling its socket this long after serving a request. Not used when the node runs more ranks than cores.")
+               "How long a wait spins without progress before it sleeps in the kernel (again each time it is woken); udp's progress thread also keeps polling its socket this long after serving a request. Not used when the node runs more ranks than cores.")
 GAS_CONFIG_ROW(WAIT_SLICE, TIME, "0", NULL,
                "Longest a sleeping wait goes before it looks at its condition again, woken or not (0: 2 ms on the futex doorbell, 1 ms in the udp socket). Writers wake sleepers, so this is only a safety net; a large value turns a missed wake-up into a visible stall.")
 GAS_CONFIG_ROW(CONFIG_FILE, STRING, "", NULL,

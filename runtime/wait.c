@@ -181,19 +181,33 @@ uint64_t gas_rt_wait_spin_ns(void)
     return atomic_load_explicit(&spin_budget_ns, memory_order_relaxed);
 }
 
-/* Drive progress and look at cond until it holds (1) or the clock passes end (0). */
-static int spin_until(gas_rt_cond_fn cond, void *arg, uint64_t end)
+/*
+ * Drive progress and look at cond until it holds (1), or until `spin` ns have
+ * passed without progress (0): a waiter that is serving its peers' requests
+ * (a target in a barrier, in poll mode) keeps polling while they come.
+ */
+static int spin_for(gas_rt_cond_fn cond, void *arg, uint64_t spin)
 {
+    if (spin == 0) {
+        gas_rt_progress();
+        return cond(arg);
+    }
+    uint64_t end = gas_rt_now_ns() + spin;
     unsigned i = 0;
     for (;;) {
-        gas_rt_progress();
+        int moved = gas_rt_progress();
         if (cond(arg))
             return 1;
         gas_rt_cpu_relax();
         /* The clock is cheap next to a progress hook (a system call for udp):
          * with hooks, look every time, so the spin lasts GAS_WAIT_SPIN. */
-        if ((nhooks || (++i & 63) == 0) && gas_rt_now_ns() >= end)
-            return 0;
+        if (nhooks || (++i & 63) == 0) {
+            uint64_t now = gas_rt_now_ns();
+            if (moved)
+                end = now + spin;
+            else if (now >= end)
+                return 0;
+        }
     }
 }
 
@@ -204,7 +218,7 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, cons
         return GAS_OK;
     uint64_t watch_off = watch_offset(watch);
     uint64_t start = gas_rt_now_ns();
-    if (spin_until(cond, arg, start + gas_rt_wait_spin_ns()))
+    if (spin_for(cond, arg, gas_rt_wait_spin_ns()))
         return GAS_OK;
     /* A few yields hand the core to a peer that may be about to answer. */
     for (int y = 0; y < 4; y++) {
@@ -234,7 +248,7 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, cons
         /* Woken (by a write, a datagram or the slice's end): spin again, as
          * the first time, since what woke us is often the first of a
          * conversation whose next message comes within the spin. */
-        if (spin_until(cond, arg, gas_rt_now_ns() + gas_rt_wait_spin_ns()))
+        if (spin_for(cond, arg, gas_rt_wait_spin_ns()))
             return GAS_OK;
     }
 }
