@@ -96,8 +96,9 @@ typedef int (*gas_rt_cond_fn)(void *arg);
 
 /*
  * Wait until cond(arg) holds, driving gas_rt_progress() meanwhile and sleeping
- * on this rank's doorbell once the spin budget is spent; each wake-up that
- * does not satisfy cond is followed by another spin of the same budget.  `watch` is the local
+ * on this rank's doorbell once it has spun the spin budget without progress
+ * (a hook that did work restarts the budget); each wake-up that does not
+ * satisfy cond is followed by another such spin.  `watch` is the local
  * address of the word cond reads when it lies in this rank's segment (so only
  * writes to it wake the sleeper), GAS_RT_WATCH_SEGMENT for several segment
  * words, or NULL for memory outside the segment (woken by any write too).  `call`
