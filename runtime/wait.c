@@ -7,9 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <netinet/in.h>
 #include <sched.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,7 +26,7 @@ static uint64_t wait_timeout_ns;
 static uint64_t stall_warn_after_ns = 60000000000ull;
 static uint64_t sleep_slice_ns = SLEEP_SLICE_NS;
 static _Atomic(gas_rt_sleep_fn) sleeper; /* NULL: the doorbell */
-static _Atomic int nudge_fd = -1;         /* sends wake-up datagrams; made on first use */
+static _Atomic(gas_rt_nudge_fn) nudger;  /* sends wake-up datagrams (udp), or NULL */
 
 const char gas_rt_watch_segment_tag;
 
@@ -56,11 +54,6 @@ int gas_rt_progress(void)
 void gas_rt_wait_setup(gas_rt_doorbell_t *own, const char *seg_base, uint64_t seg_size,
                        uint64_t spin_ns, uint64_t timeout_ns, uint64_t stall_warn_ns)
 {
-    if (own == NULL) { /* finalize: nobody rings any more */
-        int fd = atomic_exchange(&nudge_fd, -1);
-        if (fd >= 0)
-            close(fd);
-    }
     own_bell = own ? own : &fallback_bell;
     own_seg = seg_base;
     own_seg_size = seg_size;
@@ -85,37 +78,21 @@ void gas_rt_doorbell_set_nudge(gas_rt_doorbell_t *db, uint32_t ip, uint16_t port
     atomic_store(&db->nudge_port, port);
 }
 
-/* Send an empty datagram to db's owner's socket (its receiver drops it). */
-static void nudge(gas_rt_doorbell_t *db)
+void gas_rt_doorbell_set_nudger(gas_rt_nudge_fn fn)
 {
-    uint32_t port = atomic_load_explicit(&db->nudge_port, memory_order_relaxed);
-    if (port == 0)
-        return;
-    int fd = atomic_load_explicit(&nudge_fd, memory_order_acquire);
-    if (fd < 0) {
-        int nfd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (nfd < 0)
-            return; /* the sleeper still wakes at the end of its slice */
-        int cur = -1;
-        if (atomic_compare_exchange_strong(&nudge_fd, &cur, nfd))
-            fd = nfd;
-        else {
-            close(nfd);
-            fd = cur;
-        }
-    }
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = (in_port_t)port};
-    to.sin_addr.s_addr = atomic_load_explicit(&db->nudge_ip, memory_order_relaxed);
-    ssize_t r = sendto(fd, "", 0, MSG_DONTWAIT, (const struct sockaddr *)&to, sizeof to);
-    (void)r;
+    atomic_store(&nudger, fn);
 }
 
 void gas_rt_doorbell_wake(gas_rt_doorbell_t *db)
 {
     atomic_fetch_add_explicit(&db->seq, 1, memory_order_seq_cst);
     syscall(SYS_futex, &db->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-    if (atomic_load_explicit(&db->sock_sleepers, memory_order_seq_cst) != 0)
-        nudge(db);
+    if (atomic_load_explicit(&db->sock_sleepers, memory_order_seq_cst) != 0) {
+        gas_rt_nudge_fn fn = atomic_load_explicit(&nudger, memory_order_relaxed);
+        uint32_t port = atomic_load_explicit(&db->nudge_port, memory_order_relaxed);
+        if (fn && port) /* else the sleeper still wakes at the end of its slice */
+            fn(atomic_load_explicit(&db->nudge_ip, memory_order_relaxed), (uint16_t)port);
+    }
 }
 
 /*

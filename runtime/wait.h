@@ -44,6 +44,15 @@ void gas_rt_doorbell_wake(gas_rt_doorbell_t *db);
 void gas_rt_doorbell_set_nudge(gas_rt_doorbell_t *db, uint32_t ip, uint16_t port);
 
 /*
+ * How this process sends the empty datagram to ip:port (network order): the
+ * udp transport installs a sender on its own socket; NULL removes it (then
+ * socket sleepers of other ranks are not woken by our writes before their
+ * slice ends).
+ */
+typedef void (*gas_rt_nudge_fn)(uint32_t ip, uint16_t port);
+void gas_rt_doorbell_set_nudger(gas_rt_nudge_fn fn);
+
+/*
  * For a transport's sleeper that sleeps in its socket (not on the futex) but
  * whose condition reads segment words other ranks write: join this rank's
  * doorbell as a socket sleeper watching `watch` (as gas_rt_wait's) before

@@ -29,7 +29,7 @@
 #include <string.h>
 
 #define MARKER_BIT (1ull << 63)
-#define POLL_BATCH 32
+#define POLL_BATCH 32 /* completions taken per poll_cq (gas_rdma_drain_cq) */
 
 static const char *op_name(unsigned opcode)
 {
@@ -224,17 +224,21 @@ static void send_wc(const gas_vb_wc_t *wc)
     pthread_mutex_unlock(&p->lock);
 }
 
-int gas_rdma_poll_send(void)
+int gas_rdma_drain_cq(struct gas_vb_cq *cq, void (*fn)(const gas_vb_wc_t *wc))
 {
-    struct gas_rdma_state *g = &gas_rdma_g;
     gas_vb_wc_t wc[POLL_BATCH];
     int n, total = 0;
-    while ((n = g->vb->poll_cq(g->scq, POLL_BATCH, wc)) > 0) {
+    while ((n = gas_rdma_g.vb->poll_cq(cq, POLL_BATCH, wc)) > 0) {
         for (int i = 0; i < n; i++)
-            send_wc(&wc[i]);
+            fn(&wc[i]);
         total += n;
     }
     return total;
+}
+
+int gas_rdma_poll_send(void)
+{
+    return gas_rdma_drain_cq(gas_rdma_g.scq, send_wc);
 }
 
 /* ---- posting ---- */

@@ -243,6 +243,8 @@ gas_status_t gas_rdma_drain_posted(gas_rdma_peer_t *p, const char *call);
 gas_status_t gas_rdma_drain_all(gas_rdma_peer_t *p, const char *call);
 /* Poll the send CQ: completions handled. */
 int gas_rdma_poll_send(void);
+/* Poll cq until it is empty, handing each completion to fn: how many. */
+int gas_rdma_drain_cq(struct gas_vb_cq *cq, void (*fn)(const gas_vb_wc_t *wc));
 
 /* ---- recv.c ---- */
 /* Poll the receive CQ (poll_lock held): completions handled. */

@@ -25,8 +25,6 @@
 
 #include <string.h>
 
-#define POLL_BATCH 32
-
 /* Apply the signal descriptor of a DQPLB notify (peer locked). */
 static void apply_notify(gas_rdma_peer_t *p, uint32_t seq)
 {
@@ -90,15 +88,7 @@ static void recv_wc(const gas_vb_wc_t *wc)
 
 int gas_rdma_poll_recv(void)
 {
-    struct gas_rdma_state *g = &gas_rdma_g;
-    gas_vb_wc_t wc[POLL_BATCH];
-    int n, total = 0;
-    while ((n = g->vb->poll_cq(g->rcq, POLL_BATCH, wc)) > 0) {
-        for (int i = 0; i < n; i++)
-            recv_wc(&wc[i]);
-        total += n;
-    }
-    return total;
+    return gas_rdma_drain_cq(gas_rdma_g.rcq, recv_wc);
 }
 
 int gas_rdma_recv_events(int polled)

@@ -93,6 +93,7 @@ static void release(void)
     struct gas_udp_state *g = &gas_udp_g;
     gas_udp_progress_stop();
     gas_rt_wait_set_sleeper(NULL);
+    gas_rt_doorbell_set_nudger(NULL);
     if (g->env.seg_base != NULL)
         gas_rt_doorbell_set_nudge(&gas_al_seg_hdr(g->env.seg_base)->doorbell, 0, 0);
     uint32_t n = atomic_load(&g->nactive);
@@ -185,6 +186,7 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
      * datagram (gas_udp_sleep joins the doorbell). */
     gas_rt_doorbell_set_nudge(&gas_al_seg_hdr(env->seg_base)->doorbell, g->self.sin_addr.s_addr,
                               g->self.sin_port);
+    gas_rt_doorbell_set_nudger(gas_udp_sock_nudge);
     gas_rt_wait_set_sleeper(gas_udp_sleep);
     g->ready = 1;
     return GAS_OK;

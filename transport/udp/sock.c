@@ -209,6 +209,14 @@ uint64_t gas_udp_sock_flush_delayed(uint64_t now)
     return next;
 }
 
+void gas_udp_sock_nudge(uint32_t ip, uint16_t port)
+{
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = port};
+    to.sin_addr.s_addr = ip;
+    ssize_t r = sendto(gas_udp_g.fd, "", 0, MSG_DONTWAIT, (const struct sockaddr *)&to, sizeof to);
+    (void)r; /* lost: the sleeper wakes at the end of its slice */
+}
+
 /* ---- batched sends ---- */
 
 static void send_failed(int err, uint32_t len)
@@ -223,8 +231,10 @@ static void send_failed(int err, uint32_t len)
 }
 
 /* Send k prepared messages; returns how many the kernel took, counting
- * those that failed for good (lost) as taken, stopping at a full buffer. */
-static unsigned send_all(struct mmsghdr *m, unsigned k)
+ * those that failed for good (lost) as taken, stopping at a full buffer.
+ * With refused not NULL, a GSO message (several iovecs) the kernel refuses
+ * as such sets *refused and stops there, untaken (see send_gso). */
+static unsigned send_all(struct mmsghdr *m, unsigned k, int *refused)
 {
     unsigned done = 0;
     while (done < k) {
@@ -233,12 +243,21 @@ static unsigned send_all(struct mmsghdr *m, unsigned k)
             done += (unsigned)r;
             continue;
         }
-        if (r < 0 && errno == EINTR)
+        int err = r < 0 ? errno : EIO;
+        if (err == EINTR)
             continue;
-        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS))
+        if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS)
             break;
-        send_failed(r < 0 ? errno : EIO, (uint32_t)m[done].msg_hdr.msg_iov->iov_len);
-        done++;
+        if (refused && m[done].msg_hdr.msg_iovlen > 1 &&
+            (err == EIO || err == EINVAL || err == ENOPROTOOPT || err == EOPNOTSUPP)) {
+            if (!atomic_exchange(&gas_udp_g.gso_off, 1))
+                gas_log_info("udp", "the kernel refused a UDP GSO send (%s): one datagram per "
+                             "message from now on", strerror(err));
+            *refused = 1;
+            break;
+        }
+        send_failed(err, (uint32_t)m[done].msg_hdr.msg_iov->iov_len);
+        done++; /* lost; the protocol recovers */
     }
     return done;
 }
@@ -254,7 +273,6 @@ static unsigned send_all(struct mmsghdr *m, unsigned k)
 static unsigned send_gso(const struct sockaddr_in *to, unsigned char *const *bufs,
                          const uint32_t *lens, unsigned n, int *refused)
 {
-    struct gas_udp_state *g = &gas_udp_g;
     struct mmsghdr m[GAS_UDP_BATCH];
     struct iovec iov[GAS_UDP_BATCH];
     union {
@@ -289,30 +307,7 @@ static unsigned send_gso(const struct sockaddr_in *to, unsigned char *const *buf
         i = j;
     }
     first[k] = n;
-    unsigned done = 0;
-    while (done < k) {
-        int r = sendmmsg(g->fd, m + done, k - done, 0);
-        if (r > 0) {
-            done += (unsigned)r;
-            continue;
-        }
-        int err = r < 0 ? errno : EIO;
-        if (err == EINTR)
-            continue;
-        if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS)
-            break;
-        if (m[done].msg_hdr.msg_iovlen > 1 &&
-            (err == EIO || err == EINVAL || err == ENOPROTOOPT || err == EOPNOTSUPP)) {
-            if (!atomic_exchange(&g->gso_off, 1))
-                gas_log_info("udp", "the kernel refused a UDP GSO send (%s): one datagram per "
-                             "message from now on", strerror(err));
-            *refused = 1;
-            break;
-        }
-        send_failed(err, (uint32_t)m[done].msg_hdr.msg_iov->iov_len);
-        done++; /* lost; the protocol recovers */
-    }
-    return first[done];
+    return first[send_all(m, k, refused)];
 }
 
 unsigned gas_udp_sock_send(const struct sockaddr_in *to, unsigned char *const *bufs,
@@ -364,7 +359,7 @@ unsigned gas_udp_sock_send(const struct sockaddr_in *to, unsigned char *const *b
             orig[k++] = i;
         }
     }
-    unsigned done = send_all(m, k);
+    unsigned done = send_all(m, k, NULL);
     for (unsigned c = 0; c < ncopies; c++)
         free(copies[c]);
     if (done == k)

@@ -244,6 +244,8 @@ unsigned gas_udp_sock_send(const struct sockaddr_in *to, unsigned char *const *b
 /* Send the reorder fault's held datagrams that are due; their next deadline. */
 uint64_t gas_udp_sock_flush_delayed(uint64_t now);
 void gas_udp_addr_str(const struct sockaddr_in *a, char *buf, size_t cap);
+/* Send an empty datagram to ip:port (network order): a node-local waiter's wake-up. */
+void gas_udp_sock_nudge(uint32_t ip, uint16_t port);
 
 /* ---- chan.c ---- */
 static inline struct gas_udp_slot *gas_udp_slot_at(struct gas_udp_chan *ch, uint32_t seq)
