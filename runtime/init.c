@@ -19,7 +19,6 @@
 #include "transport/transport.h"
 #include "wait.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,14 +31,6 @@ static void abort_through_launcher(int code, const char *msg)
 }
 
 /* CPUs this process may run on. */
-static int usable_cpus(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    return gas_rt_node_cpus();
-}
-
 GAS_EXPORT gas_status_t gas_init(void)
 {
     if (gas_gs.phase == GAS_GS_UP)
@@ -83,7 +74,7 @@ GAS_EXPORT gas_status_t gas_init(void)
         goto err_fault;
     gas_tl_env_t env = {
         .rank = boot->rank, .nranks = boot->nranks, .local_rank = boot->local_rank,
-        .job_key = boot->job_key, .node_id = gas_rt_node_id(),
+        .local_size = boot->local_size, .job_key = boot->job_key, .node_id = gas_rt_node_id(),
         .seg_base = seg.base, .seg_size = seg.size, .seg_fd = seg.fd,
     };
     int forced = 0;
@@ -110,7 +101,7 @@ GAS_EXPORT gas_status_t gas_init(void)
                                                 : "");
         goto err_gas;
     }
-    int oversubscribed = boot->local_size > usable_cpus();
+    int oversubscribed = boot->local_size > gas_rt_usable_cpus();
     gas_rt_wait_setup(&gas_al_seg_hdr(seg.base)->doorbell, seg.base, seg.size,
                       oversubscribed ? 0 : gas_rt_config_ns(GAS_CFG_WAIT_SPIN),
                       gas_rt_config_ns(GAS_CFG_TIMEOUT), gas_rt_config_ns(GAS_CFG_STALL_WARN));

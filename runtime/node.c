@@ -1,6 +1,7 @@
 /* node.c - node identity and size (see node.h). */
 #include "node.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,4 +41,12 @@ int gas_rt_node_cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+int gas_rt_usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    return gas_rt_node_cpus();
 }

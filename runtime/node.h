@@ -14,4 +14,7 @@ uint64_t gas_rt_node_id(void);
 
 /* Online CPUs of this machine (at least 1). */
 int gas_rt_node_cpus(void);
+
+/* The CPUs this process may run on (its affinity mask; at least 1). */
+int gas_rt_usable_cpus(void);
 #endif

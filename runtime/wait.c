@@ -137,20 +137,26 @@ void gas_rt_doorbell_leave(void)
     atomic_fetch_sub_explicit(&db->sock_sleepers, 1, memory_order_seq_cst);
 }
 
-/* Sleep on the doorbell for at most slice_ns unless cond already holds. */
-static void doorbell_sleep(gas_rt_cond_fn cond, void *arg, uint64_t watch_off, uint64_t slice_ns)
+/*
+ * Sleep on the doorbell for at most slice_ns unless cond already holds.
+ * Returns 0 when the whole slice passed unwoken, else 1.
+ */
+static int doorbell_sleep(gas_rt_cond_fn cond, void *arg, uint64_t watch_off, uint64_t slice_ns)
 {
     gas_rt_doorbell_t *db = own_bell;
     uint32_t seq = atomic_load_explicit(&db->seq, memory_order_seq_cst);
     atomic_fetch_add_explicit(&db->sleepers, 1, memory_order_seq_cst);
     publish_watch(db, watch_off);
+    int woken = 1;
     if (!cond(arg)) {
         struct timespec ts = {.tv_sec = (time_t)(slice_ns / 1000000000u),
                               .tv_nsec = (long)(slice_ns % 1000000000u)};
-        syscall(SYS_futex, &db->seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+        if (syscall(SYS_futex, &db->seq, FUTEX_WAIT, seq, &ts, NULL, 0) != 0 && errno == ETIMEDOUT)
+            woken = 0;
     }
     if (atomic_fetch_sub_explicit(&db->sleepers, 1, memory_order_seq_cst) == 1)
         atomic_store_explicit(&db->watch, GAS_RT_WATCH_UNKNOWN, memory_order_seq_cst);
+    return woken;
 }
 
 uint64_t gas_rt_wait_spin_ns(void)
@@ -220,11 +226,20 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, cons
         if (wait_timeout_ns && wait_timeout_ns - waited < slice)
             slice = wait_timeout_ns - waited;
         gas_rt_sleep_fn sl = atomic_load_explicit(&sleeper, memory_order_relaxed);
+        int woken = 1;
         if (!sl || !sl(cond, arg, watch, slice))
-            doorbell_sleep(cond, arg, watch_off, slice);
-        /* Woken (by a write, a datagram or the slice's end): spin again, as
-         * the first time, since what woke us is often the first of a
-         * conversation whose next message comes within the spin. */
+            woken = doorbell_sleep(cond, arg, watch_off, slice);
+        /* Woken (by a write or a datagram): spin again, as the first time,
+         * since what woke us is often the first of a conversation whose next
+         * message comes within the spin.  A doorbell slice that ran out
+         * unwoken is only the safety net: look once and sleep again, rather
+         * than take the serving of traffic back from udp's progress thread. */
+        if (!woken) {
+            gas_rt_progress();
+            if (cond(arg))
+                return GAS_OK;
+            continue;
+        }
         if (spin_for(cond, arg, gas_rt_wait_spin_ns()))
             return GAS_OK;
     }

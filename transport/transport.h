@@ -73,6 +73,7 @@ typedef struct gas_tl_peer {
 typedef struct gas_tl_env {
     int rank, nranks;
     int local_rank;      /* among the ranks on this node */
+    int local_size;      /* ranks on this node */
     uint64_t job_key;    /* the job's secret (from the bootstrap; 0 for a lone process) */
     uint64_t node_id;
     char *seg_base;      /* this rank's segment */

@@ -9,6 +9,11 @@
  * checking every result; all of it must be done well before rank 1 comes
  * back (so rank 1's progress thread served it).  Then rank 1 checks by plain
  * loads that the data and the signal arrived.
+ * Then the initiator leaves: rank 0 starts a put-with-signal of 1 MiB
+ * (gas_put_signal_nbi) and computes outside the library for IDLE_S; rank 1
+ * waits for the signal, which must come well before rank 0 returns (rank
+ * 0's progress thread took over its sends and acknowledgements once the
+ * socket lease of its last wait lapsed), and checks the data.
  * Other ranks (if any) only take part in the barriers.  With
  * GAS_PROGRESS=poll the test is skipped: there a target that never calls
  * the library serves nothing, by design (docs/udp.md).
@@ -86,6 +91,35 @@ static void phase(const char *how, void (*idle)(void), int round)
     MUST(gas_barrier());
 }
 
+/* Rank 0 issues a put-with-signal and leaves the library; rank 1 waits for it. */
+static void initiator_leaves(int round)
+{
+    uint8_t *buf = test_xmalloc(DATA);
+    pattern_fill(buf, DATA, 0, round, 0);
+    MUST(gas_barrier());
+    double t0 = test_elapsed();
+    if (t_rank == 0) {
+        gas_status_t s;
+        while ((s = gas_put_signal_nbi(base1, buf, DATA, sig, (uint64_t)round, GAS_SIGNAL_SET)) ==
+               GAS_ERR_AGAIN)
+            CHECK_OK(gas_quiet()); /* back-pressure: nothing of it was taken */
+        CHECK_OK(s);
+        idle_spinning();
+        CHECK_OK(gas_quiet());
+    } else if (t_rank == 1) {
+        const uint64_t *w = gas_ptr_local(ctr);
+        CHECK_OK(gas_wait_until_u64(&w[2], GAS_CMP_EQ, (uint64_t)round));
+        double took = test_elapsed() - t0;
+        check_pattern("data put before the initiator left", gas_ptr_local(base1), DATA, 0, round, 0, 0);
+        test_note("the signal came %.3f s after the barrier while rank 0 computed for %.1f s", took,
+                  IDLE_S);
+        CHECK(took < IDLE_S * 0.8, "the signal took %.2f s: the sends waited for rank 0 to come back",
+              took);
+    }
+    free(buf);
+    MUST(gas_barrier());
+}
+
 int main(void)
 {
     test_begin("udp_oneside");
@@ -107,5 +141,6 @@ int main(void)
     sig = test_at(arr, 2 * (uint64_t)DATA + 128 + 16);
     phase("sleeping", idle_sleeping, 1);
     phase("spinning", idle_spinning, 2);
+    initiator_leaves(3);
     return test_end();
 }

@@ -14,12 +14,16 @@
  * 3. On the node team, team ranks 0 and 1 play ping-pong with gas_put_signal
  *    and gas_wait_until (one watched word, written over shm), ROUNDS times,
  *    checking the payload of every turn.
- * 4. A world allreduce (mixed: shm and udp) checked against its reference.
+ * 4. Rank r and rank r + n/2 (on the other node, as netns-run.sh places
+ *    ranks) play the same ping-pong over udp, on a word of their own: the
+ *    waiter sleeps in the udp socket (poll mode, and the one waiting thread
+ *    of a rank with a progress thread) and the datagram must wake it.
+ * 5. A world allreduce (mixed: shm and udp) checked against its reference.
  */
 #include "check.h"
 
 enum { ROUNDS = 300, PAY = 64 };
-enum { O_SIG = 0, O_PAY = 64, O_CONTACT = 256, PART = O_CONTACT + 8 * 64 };
+enum { O_SIG = 0, O_PAY = 64, O_SIG2 = 128, O_PAY2 = 192, O_CONTACT = 256, PART = O_CONTACT + 8 * 64 };
 
 static gas_ptr_t arr;
 static gas_layout_t lay;
@@ -59,6 +63,31 @@ static void node_collectives(gas_team_t node)
     }
 }
 
+/* ROUNDS turns of put-signal ping-pong with world rank `other`, through the
+ * words at o_sig / o_pay of each; `first` says who starts. */
+static void ping_pong(int me, int other, int first, uint64_t o_sig, uint64_t o_pay)
+{
+    uint8_t *mine = gas_ptr_local(at_rank(me, 0));
+    uint64_t *sig = (uint64_t *)(mine + o_sig);
+    uint8_t pay[PAY];
+    for (int k = 0; k < ROUNDS; k++) {
+        int my_turn = (k % 2) == !first;
+        if (my_turn) {
+            for (int i = 0; i < PAY; i++)
+                pay[i] = (uint8_t)(k * 3 + i + me);
+            CHECK_OK(gas_put_signal(at_rank(other, o_pay), pay, PAY, at_rank(other, o_sig),
+                                    (uint64_t)k + 1, GAS_SIGNAL_SET));
+        } else {
+            CHECK_OK(gas_wait_until_u64(sig, GAS_CMP_GE, (uint64_t)k + 1));
+            int bad = 0;
+            for (int i = 0; i < PAY; i++)
+                bad += mine[o_pay + i] != (uint8_t)(k * 3 + i + other);
+            CHECK(bad == 0, "ping-pong turn %d: %d of %d bytes from rank %d wrong", k, bad, PAY,
+                  other);
+        }
+    }
+}
+
 static void node_ping_pong(gas_team_t node, int me)
 {
     int tr = gas_team_rank(node);
@@ -66,25 +95,7 @@ static void node_ping_pong(gas_team_t node, int me)
         return;
     int other = -1;
     CHECK_OK(gas_team_translate(node, 1 - tr, GAS_TEAM_WORLD, &other));
-    uint8_t *mine = gas_ptr_local(at_rank(me, 0));
-    uint64_t *sig = (uint64_t *)(mine + O_SIG);
-    uint8_t pay[PAY];
-    for (int k = 0; k < ROUNDS; k++) {
-        int my_turn = (k % 2) == tr;
-        if (my_turn) {
-            for (int i = 0; i < PAY; i++)
-                pay[i] = (uint8_t)(k * 3 + i + me);
-            CHECK_OK(gas_put_signal(at_rank(other, O_PAY), pay, PAY, at_rank(other, O_SIG),
-                                    (uint64_t)k + 1, GAS_SIGNAL_SET));
-        } else {
-            CHECK_OK(gas_wait_until_u64(sig, GAS_CMP_GE, (uint64_t)k + 1));
-            int bad = 0;
-            for (int i = 0; i < PAY; i++)
-                bad += mine[O_PAY + i] != (uint8_t)(k * 3 + i + other);
-            CHECK(bad == 0, "ping-pong turn %d: %d of %d bytes from rank %d wrong", k, bad, PAY,
-                  other);
-        }
-    }
+    ping_pong(me, other, tr == 0, O_SIG, O_PAY);
 }
 
 int main(void)
@@ -104,6 +115,8 @@ int main(void)
                   ROUNDS);
     node_collectives(node);
     node_ping_pong(node, me);
+    if (n % 2 == 0)
+        ping_pong(me, (me + n / 2) % n, me < n / 2, O_SIG2, O_PAY2);
 
     int64_t one = me, total = -1, want = (int64_t)n * (n - 1) / 2;
     CHECK_OK(gas_allreduce(GAS_TEAM_WORLD, &total, &one, 1, GAS_INT64, GAS_OP_SUM));

@@ -10,6 +10,7 @@
 #include "runtime/config.h"
 #include "runtime/error.h"
 #include "runtime/log.h"
+#include "runtime/node.h"
 #include "runtime/wait.h"
 
 #include <errno.h>
@@ -28,7 +29,14 @@ struct gas_udp_state gas_udp_g = {.fd = -1, .epfd = -1, .evfd = -1, .wait_ep = -
 
 /* ---- set-up ---- */
 
-static gas_status_t read_config(struct gas_udp_cfg *c)
+/* GAS_UDP_LEASE=0: short where the progress threads have CPUs of their own. */
+static uint64_t auto_lease(const gas_tl_env_t *env)
+{
+    int threads = 2 * (env->local_size > 0 ? env->local_size : 1);
+    return threads <= gas_rt_usable_cpus() ? 200000 : 2000000;
+}
+
+static gas_status_t read_config(struct gas_udp_cfg *c, const gas_tl_env_t *env)
 {
     uint64_t mtu = gas_rt_config_size(GAS_CFG_UDP_MTU);
     if (mtu < 320 || mtu > 65535)
@@ -68,6 +76,9 @@ static gas_status_t read_config(struct gas_udp_cfg *c)
     c->sleep_slice = gas_rt_config_ns(GAS_CFG_WAIT_SLICE);
     if (c->sleep_slice == 0)
         c->sleep_slice = 1000000; /* 1 ms */
+    c->lease = gas_rt_config_ns(GAS_CFG_UDP_LEASE);
+    if (c->lease == 0)
+        c->lease = auto_lease(env);
     c->drop_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_TEST_UDP_DROP);
     c->dup_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_TEST_UDP_DUP);
     c->reorder_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_TEST_UDP_REORDER);
@@ -138,7 +149,8 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
     pthread_mutex_init(&g->timer_lock, NULL);
     pthread_mutex_init(&g->fault_lock, NULL);
     atomic_store(&g->next_timer_ns, GAS_UDP_NEVER);
-    gas_status_t st = read_config(&g->cfg);
+    atomic_store(&g->next_urgent_ns, GAS_UDP_NEVER);
+    gas_status_t st = read_config(&g->cfg, env);
     if (st != GAS_OK)
         goto err_release;
     uint32_t imtu = 0;

@@ -69,11 +69,8 @@ void gas_udp_ring_own(uint64_t off, uint64_t len)
 {
     struct gas_udp_state *g = &gas_udp_g;
     gas_rt_doorbell_ring(&gas_al_seg_hdr(g->env.seg_base)->doorbell, off, len);
-    if (len == 0 && atomic_load(&g->waiter_asleep)) { /* a completion waiter sleeps in epoll */
-        uint64_t one = 1;
-        ssize_t w = write(g->done_evfd, &one, sizeof one);
-        (void)w;
-    }
+    if (len == 0 && atomic_load(&g->waiter_asleep)) /* a completion waiter sleeps in epoll */
+        gas_udp_poke_waiter();
 }
 
 /* ---- waiting for room (called with the channel locked; returns locked) ---- */

@@ -14,19 +14,23 @@
  *
  * An application thread that polls the socket from inside the library (a
  * wait's spin, or a completion wait asleep in the socket) *leases* it: for
- * LEASE_NS after its last poll the progress thread does not watch the
+ * GAS_UDP_LEASE after its last poll the progress thread does not watch the
  * socket, so an arriving datagram wakes one thread instead of two racing for
- * it (on a small VM the second wake-up costs more than the round trip).  The
- * progress thread takes the socket back when the lease lapses (it sleeps no
- * longer than that, and is kicked if it was asleep for longer when the lease
- * began), and at once when the waiter sleeps on the doorbell.  So a rank
- * that leaves the library to compute is served again within LEASE_NS.  A
- * thread that waits for completions of its own operations sleeps in the
- * socket (with an eventfd the progress thread pokes when it completes
- * operations), so an acknowledgement wakes it directly rather than through
- * the progress thread and the doorbell.  A collective's wait does the same;
- * since its flags also come from node-local writers, it joins the doorbell
- * as a socket sleeper, and they wake it with an empty datagram
+ * it (on a small VM the second wake-up costs more than the round trip).
+ * The holder also runs the timers, so the progress thread is neither kicked
+ * for them nor spins for a near one: every wake-up of it preempts a spinning
+ * waiter where cores are few.  The progress thread takes the socket back
+ * when the lease lapses (it sleeps no longer than that, and is kicked if it
+ * was asleep for longer when the lease began), and at once when the waiter
+ * sleeps on the doorbell.  So a rank that leaves the library to compute is
+ * served again within the lease (200 us where every thread has a core, 2 ms
+ * where not: there each look wakes the thread).  One waiting thread at a
+ * time sleeps in the socket (others on the doorbell), keeping the lease:
+ * an acknowledgement or a peer's put wakes it directly rather than through
+ * the progress thread and the doorbell, and it sleeps no later than the next
+ * timer.  Completions by other threads poke it through an eventfd; when it
+ * waits on segment words, which node-local writers also change, it joins
+ * the doorbell as a socket sleeper, and they wake it with an empty datagram
  * (gas_rt_doorbell_join).  In poll mode every wait on segment words does.
  *
  * GAS_PROGRESS=poll: no thread.  Only library calls make progress (the hook
@@ -57,7 +61,6 @@
 #define TICK_NS 20000000ull        /* recently active: wake at least this often */
 #define LINGER_NS 1000000000ull    /* idle this long: sleep until kicked */
 #define IDLE_POLL_NS 50000ull      /* poll mode, no udp peer yet: look this often */
-#define LEASE_NS 200000ull         /* an application poll keeps the socket this long */
 #define EXT_SLICE_NS 1000000ull    /* with an event source: longest sleep in the socket */
 
 /* Whether the progress thread's epoll set watches the socket (lease_lock held). */
@@ -90,29 +93,90 @@ static void lease_take(struct gas_udp_state *g, uint64_t until)
     }
 }
 
+/*
+ * Whether an application thread holds the lease: then it runs the timers
+ * (gas_udp_progress, as it polls; asleep in the socket, it wakes by the next
+ * timer), and the progress thread need not wake for them before the lease
+ * lapses.
+ */
+static int holder_runs_timers(struct gas_udp_state *g, uint64_t now)
+{
+    return now < atomic_load(&g->lease_until);
+}
+
+void gas_udp_poke_waiter(void)
+{
+    uint64_t one = 1;
+    ssize_t w = write(gas_udp_g.done_evfd, &one, sizeof one);
+    (void)w;
+}
+
+/* The timers stop being run by a polling lease holder: if the progress
+ * thread sleeps past the next one, wake it.  (Each side stores, then loads
+ * the other's word, so a timer set meanwhile is seen by one of them.) */
+static void timers_handed_back(struct gas_udp_state *g)
+{
+    uint64_t wake = g->pt_started ? atomic_load(&g->pt_wake_ns) : 0;
+    if (wake != 0 && wake > atomic_load(&g->next_timer_ns) + SPIN_NS)
+        gas_udp_kick();
+}
+
 /* The socket goes back to the progress thread (lease lapsed or given up). */
 static void lease_end(struct gas_udp_state *g, int force)
 {
     if (atomic_load_explicit(&g->pt_sock_on, memory_order_relaxed))
         return;
     pthread_mutex_lock(&g->lease_lock);
+    int given = 0;
     if (!atomic_load(&g->pt_sock_on) && (force || gas_rt_now_ns() >= atomic_load(&g->lease_until))) {
         if (force)
             atomic_store(&g->lease_until, 0);
         pt_watch(g, 1);
+        given = force;
     }
     pthread_mutex_unlock(&g->lease_lock);
+    if (given)
+        timers_handed_back(g);
+}
+
+/* Lower *word to t. */
+static void lower_to(_Atomic uint64_t *word, uint64_t t)
+{
+    uint64_t cur = atomic_load(word);
+    while (t < cur && !atomic_compare_exchange_weak(word, &cur, t))
+        ;
+}
+
+void gas_udp_timer_at_urgent(uint64_t t)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    lower_to(&g->next_urgent_ns, t);
+    lower_to(&g->next_timer_ns, t);
+    /* Data waits on it: a lease holder that left the library must not hold
+     * it up until the lease lapses, so the progress thread keeps to it. */
+    if (atomic_load(&g->waiter_asleep) && atomic_load(&g->sleeper_until) > t + SPIN_NS)
+        gas_udp_poke_waiter();
+    uint64_t wake = g->pt_started ? atomic_load(&g->pt_wake_ns) : 0;
+    if (wake != 0 && wake > t + SPIN_NS)
+        gas_udp_kick();
 }
 
 void gas_udp_timer_at(uint64_t t)
 {
     struct gas_udp_state *g = &gas_udp_g;
-    uint64_t cur = atomic_load(&g->next_timer_ns);
-    while (t < cur && !atomic_compare_exchange_weak(&g->next_timer_ns, &cur, t))
-        ;
-    /* The progress thread sleeps past t (for good, or until a later
-     * deadline: a pacing timer set by an application thread): wake it to
-     * sleep again until t.  It is awake when pt_wake_ns is 0. */
+    lower_to(&g->next_timer_ns, t);
+    /* Whoever runs the timers must not sleep past t.  Under the lease that
+     * is the holder: it polls, or sleeps in the socket until sleeper_until
+     * (then poke it; it stores waiter_asleep, then loads next_timer_ns, we
+     * the reverse, so one of us sees the other).  Otherwise the progress
+     * thread: when it sleeps past t (for good, or until a later deadline),
+     * wake it to sleep again until t; it is awake when pt_wake_ns is 0.
+     * (Not kicking it under the lease matters where cores are few: each
+     * wake-up of it preempts a spinning waiter.) */
+    if (atomic_load(&g->waiter_asleep) && atomic_load(&g->sleeper_until) > t + SPIN_NS)
+        gas_udp_poke_waiter();
+    if (holder_runs_timers(g, gas_rt_now_ns()))
+        return;
     uint64_t wake = g->pt_started ? atomic_load(&g->pt_wake_ns) : 0;
     if (wake != 0 && wake > t + SPIN_NS)
         gas_udp_kick();
@@ -131,7 +195,8 @@ int gas_udp_timers_run(uint64_t now)
     if (now < atomic_load(&g->next_timer_ns) || pthread_mutex_trylock(&g->timer_lock) != 0)
         return 0;
     atomic_store(&g->next_timer_ns, GAS_UDP_NEVER);
-    uint64_t next = gas_udp_sock_flush_delayed(now);
+    atomic_store(&g->next_urgent_ns, GAS_UDP_NEVER);
+    uint64_t next = gas_udp_sock_flush_delayed(now), urgent = GAS_UDP_NEVER;
     int blocked = atomic_exchange(&g->total_blocked, 0);
     uint32_t n = atomic_load_explicit(&g->nactive, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++) {
@@ -140,13 +205,14 @@ int gas_udp_timers_run(uint64_t now)
         uint64_t t = gas_udp_chan_timers(ch, now);
         if (blocked)
             gas_udp_chan_push(ch, now, 1);
+        uint64_t u = gas_udp_chan_urgent(ch, now);
         pthread_mutex_unlock(&ch->lock);
         next = t < next ? t : next;
+        urgent = u < urgent ? u : urgent;
     }
     pthread_mutex_unlock(&g->timer_lock);
-    uint64_t cur = atomic_load(&g->next_timer_ns);
-    while (next < cur && !atomic_compare_exchange_weak(&g->next_timer_ns, &cur, next))
-        ;
+    lower_to(&g->next_urgent_ns, urgent);
+    lower_to(&g->next_timer_ns, next);
     return 1;
 }
 
@@ -166,7 +232,7 @@ int gas_udp_progress(void)
     }
     int n = 0;
     if (!g->cfg.poll_mode)
-        lease_take(g, (now ? now : gas_rt_now_ns()) + LEASE_NS);
+        lease_take(g, (now ? now : gas_rt_now_ns()) + g->cfg.lease);
     if (atomic_load_explicit(&g->corked, memory_order_relaxed) && atomic_exchange(&g->corked, 0)) {
         /* Someone waits: send what was corked. */
         uint32_t na = atomic_load_explicit(&g->nactive, memory_order_acquire);
@@ -232,7 +298,9 @@ static void *progress_main(void *arg)
             busy = now;
             continue;
         }
-        uint64_t next = atomic_load(&g->next_timer_ns);
+        int held = holder_runs_timers(g, now);
+        /* a lease holder runs them; but for those data waits on, wake when the lease lapses */
+        uint64_t next = atomic_load(held ? &g->next_urgent_ns : &g->next_timer_ns);
         if (next != GAS_UDP_NEVER && next <= now + SPIN_NS) {
             gas_rt_cpu_relax();
             continue;
@@ -259,7 +327,8 @@ static void *progress_main(void *arg)
          * earlier timer, or an application thread taken a lease, meanwhile
          * (they kick us only when they see us sleeping past their deadline). */
         uint64_t lease2 = atomic_load(&g->lease_until);
-        if (atomic_load(&g->next_timer_ns) < wake || (lease2 > now && lease2 < wake)) {
+        if (atomic_load(held ? &g->next_urgent_ns : &g->next_timer_ns) < wake ||
+            (lease2 > now && lease2 < wake)) {
             atomic_store(&g->pt_wake_ns, 0);
             continue;
         }
@@ -329,37 +398,43 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
      * cheaper wake-up for shm writers. */
     if (atomic_load_explicit(&g->nactive, memory_order_acquire) == 0)
         return 0;
-    /* A wait on one segment word sleeps on the doorbell, which the progress
-     * thread rings for that word: give it the socket back.  So does every
-     * waiter beyond the first, while the first keeps the socket. */
-    int several = watch == GAS_RT_WATCH_SEGMENT;
-    if ((watch != NULL && !several) || pthread_mutex_trylock(&g->sleep_lock) != 0) {
+    /* One waiter sleeps in the socket; every other one sleeps on the
+     * doorbell (which the progress thread rings), and gives the socket back
+     * to the progress thread unless the first one keeps it. */
+    int joins = watch != NULL;
+    if (pthread_mutex_trylock(&g->sleep_lock) != 0) {
         if (!atomic_load(&g->waiter_asleep))
             lease_end(g, 1);
         return 0;
     }
-    /* A completion or collective waiter keeps the socket while it sleeps in
-     * it, and handles what woke it; the progress thread still wakes for
-     * timers.  A collective's flags also come from node-local writers: it
-     * joins the doorbell, and they wake it with a datagram. */
+    /* The waiter keeps the socket while it sleeps in it, handles what woke
+     * it, and runs the timers: it sleeps no later than the next one (and a
+     * timer set meanwhile pokes it).  A condition on segment words joins the
+     * doorbell: node-local writers wake it with a datagram. */
+    atomic_store(&g->sleeper_until, until);
     atomic_store(&g->waiter_asleep, 1);
-    lease_take(g, until + LEASE_NS);
-    if (several)
+    uint64_t next = atomic_load(&g->next_timer_ns);
+    if (next < until) {
+        until = next > now ? next : now;
+        atomic_store(&g->sleeper_until, until);
+    }
+    lease_take(g, until + g->cfg.lease);
+    if (joins)
         gas_rt_doorbell_join(watch);
     int slept = !cond(arg);
     if (slept)
         wait_events(g->wait_ep, g->done_evfd, now, until);
-    if (several)
+    if (joins)
         gas_rt_doorbell_leave(); /* before applying what woke us: no nudge to ourselves */
+    atomic_store(&g->waiter_asleep, 0); /* awake: completions need not poke us */
     if (slept) {
         if (pthread_mutex_trylock(&g->rx_lock) == 0) {
             while (gas_udp_rx_batch(0) == GAS_UDP_BATCH)
                 ;
             pthread_mutex_unlock(&g->rx_lock);
         }
-        atomic_store(&g->lease_until, gas_rt_now_ns() + LEASE_NS);
+        atomic_store(&g->lease_until, gas_rt_now_ns() + g->cfg.lease);
     }
-    atomic_store(&g->waiter_asleep, 0);
     pthread_mutex_unlock(&g->sleep_lock);
     return 1;
 }

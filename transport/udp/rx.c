@@ -410,7 +410,7 @@ int gas_udp_rx_batch(int from_pt)
         pthread_mutex_unlock(&ch->lock);
     }
     if (atomic_load(&g->total_blocked))
-        gas_udp_timer_at(now);
+        gas_udp_timer_at_urgent(now);
     if (wake)
         gas_udp_ring_own(0, 0); /* completions: their waiters watch no segment word */
     return n;

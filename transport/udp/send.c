@@ -90,7 +90,7 @@ static void send_batch(struct gas_udp_chan *ch, struct batch *b, int last, uint6
         gas_udp_loss_sent(ch, now);
     }
     if (took < b->n)
-        gas_udp_timer_at(ch->retry_ns);
+        gas_udp_timer_at_urgent(ch->retry_ns);
     b->n = 0;
 }
 
@@ -120,7 +120,7 @@ static int pace_allows(struct gas_udp_chan *ch, uint32_t len, uint64_t now)
     if (gas_udp_pace_take(&ch->rate, len, now, &when))
         return 1;
     ch->pace_at = when;
-    gas_udp_timer_at(when);
+    gas_udp_timer_at_urgent(when);
     return 0;
 }
 
@@ -327,4 +327,14 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now)
     if (ch->pace_at && ch->pace_at < next)
         next = ch->pace_at;
     return next;
+}
+
+uint64_t gas_udp_chan_urgent(const struct gas_udp_chan *ch, uint64_t now)
+{
+    uint64_t u = GAS_UDP_NEVER;
+    if (ch->pace_at && ch->pace_at < u)
+        u = ch->pace_at;
+    if (ch->retry_ns && ch->retry_ns > now && ch->retry_ns < u)
+        u = ch->retry_ns;
+    return u;
 }

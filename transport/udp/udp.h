@@ -64,6 +64,7 @@ struct gas_udp_cfg {
     int poll_mode;
     int gso;                     /* GAS_UDP_GSO: send runs of datagrams as one GSO message */
     uint64_t sleep_slice;        /* longest sleep in the socket (GAS_WAIT_SLICE, else 1 ms) */
+    uint64_t lease;              /* GAS_UDP_LEASE, or its automatic value */
     uint32_t drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
     uint64_t fault_delay;
 };
@@ -189,6 +190,7 @@ struct gas_udp_state {
     int wait_ep, done_evfd;      /* thread mode: a completion waiter sleeps here */
     pthread_mutex_t sleep_lock;  /* one such waiter at a time (others use the doorbell) */
     atomic_int waiter_asleep;
+    _Atomic uint64_t sleeper_until; /* when that waiter wakes at the latest */
     _Atomic uint64_t lease_until; /* an application thread polls the socket until then */
     pthread_mutex_t lease_lock;  /* guards pt_sock_on and the progress thread's epoll set */
     pthread_mutex_t ext_lock;    /* held while the event source's fn runs (ctrl.h) */
@@ -210,6 +212,7 @@ struct gas_udp_state {
     unsigned char **rx_bufs;
     pthread_mutex_t timer_lock;
     _Atomic uint64_t next_timer_ns;        /* earliest deadline of any channel */
+    _Atomic uint64_t next_urgent_ns;       /* earliest one that holds data back (pacing, retry) */
     _Atomic uint64_t inflight_total;
     atomic_int total_blocked;
     atomic_int corked;                    /* some channel holds a corked datagram */
@@ -294,6 +297,8 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush);
 void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags);
 /* Retransmission, delayed-ack and peer timers; returns the next deadline. */
 uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now);
+/* The channel's earliest deadline that holds data back (pacing, send retry), or NEVER; locked. */
+uint64_t gas_udp_chan_urgent(const struct gas_udp_chan *ch, uint64_t now);
 /* A duplicate of our peer's datagram dup arrived: resend replies to it. */
 void gas_udp_chan_resend_replies(struct gas_udp_chan *ch, uint32_t dup, uint64_t now);
 
@@ -316,19 +321,26 @@ int gas_udp_rx_batch(int from_pt);
 int gas_udp_rx_deliver(struct gas_udp_chan *ch, const unsigned char *buf, uint32_t len, uint64_t now);
 
 /* ---- progress.c ---- */
-/* Lower the global timer deadline to t (and wake the progress thread if it sleeps for good). */
+/* Lower the global timer deadline to t (and wake whoever runs the timers if it would sleep past t). */
 void gas_udp_timer_at(uint64_t t);
+/* The same for a deadline that holds data back (pacing, a send retry): the
+ * progress thread keeps to it even while an application thread holds the lease. */
+void gas_udp_timer_at_urgent(uint64_t t);
 gas_status_t gas_udp_progress_start(void);
 void gas_udp_progress_stop(void);
 int gas_udp_progress(void);
 /* Run every channel's timers if the earliest deadline passed; events handled. */
 int gas_udp_timers_run(uint64_t now);
+/* Wake the progress thread. */
 void gas_udp_kick(void);
+/* Wake the waiter asleep in the socket (thread mode). */
+void gas_udp_poke_waiter(void);
 /*
  * The sleeper for gas_rt_wait (see runtime/wait.h): poll mode always blocks
- * in the socket; thread mode does so for a completion wait (watch NULL), so
- * the acknowledgement wakes it without a hop through the progress thread,
- * and leaves waits on segment words to the doorbell.
+ * in the socket; thread mode does so for one waiting thread at a time (the
+ * datagram that answers it wakes it without a hop through the progress
+ * thread) and leaves the others to the doorbell.  A waiter on segment words
+ * joins the doorbell as a socket sleeper, so node-local writers nudge it.
  */
 int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t max_ns);
 
