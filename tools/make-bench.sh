@@ -168,6 +168,18 @@ sec_veth() {
         udp_summary veth-$p
     done
     note ""
+    note "### GAS_PROGRESS=thread, GAS_UDP_LEASE=2ms: small operations"
+    note ""
+    note "Each namespace holds one rank, so the automatic socket lease is the one for a host"
+    note "whose progress thread has a core of its own (200 us); but here both \"hosts\" share"
+    note "$(nproc) CPUs, and each look the progress thread takes at an expired lease preempts a"
+    note "spinning thread.  2 ms is what the automatic rule picks where threads outnumber"
+    note "cores (docs/udp.md, \"Thread-mode wake-ups\")."
+    note ""
+    VIA=("${ns[@]}" "${tail[@]}")
+    run veth-thread-lease2ms 2 GAS_TRANSPORT=udp GAS_PROGRESS=thread GAS_UDP_LEASE=2ms -- \
+        --mode put-lat,get-lat,amo-lat --max-size 64 "${long[@]}"
+    note ""
     note "### 1% loss (GAS_PROGRESS=thread)"
     note ""
     if command -v nft >/dev/null 2>&1; then
