@@ -68,6 +68,9 @@ pts=$(awk -F' *\\| *' '$2 ~ /^(barrier|allreduce|broadcast)$/ && $8 ~ /^(\*\*)?[
 # a first-pass chosen/best over 1.10x is always measured again (", again R")
 unconfirmed=$(awk -F' *\\| *' '$8 ~ /^(\*\*)?[0-9.]+x(\*\*)?$/ { v = $8; gsub(/[*x]/, "", v); if (v + 0 > 1.10) print }' "$T/c.md" | wc -l)
 [ "$unconfirmed" = 0 ] || fail "--compare --md: $unconfirmed rows over 1.10x were not measured again"
+# so is an auto row (the call through the tuning table) over 1.10x
+unconfirmed=$(awk -F' *\\| *' '$9 ~ /^[0-9.]+x$/ { v = $9; gsub(/x/, "", v); if (v + 0 > 1.10) print }' "$T/c.md" | wc -l)
+[ "$unconfirmed" = 0 ] || fail "--compare --md: $unconfirmed auto rows over 1.10x were not measured again"
 if command -v xmllint >/dev/null; then
     xmllint --noout "$T/c.svg" || fail "--compare --plot is not well-formed XML"
 fi
