@@ -101,7 +101,7 @@ GAS_CONFIG_ROW(UDP_RTO_INIT, TIME, "20ms", NULL,
 GAS_CONFIG_ROW(UDP_ACK_DELAY, TIME, "500us", NULL,
                "How long a receiver may hold a standalone acknowledgement of a one-way stream (sooner when the sender asks or 16 datagrams are unacknowledged).")
 GAS_CONFIG_ROW(UDP_LEASE, TIME, "0", NULL,
-               "Progress-thread mode: how long an application thread that polled the socket inside a wait keeps it (the progress thread stands aside and runs no timers meanwhile, and takes over at most this long after the thread leaves the library). 0: 200us when every rank of the node and its progress thread can have a CPU of its own, else 2ms (each hand-back check wakes the progress thread, which then preempts a spinning waiter).")
+               "Progress-thread mode: how long an application thread that polled the socket inside a wait keeps it (the progress thread stands aside and runs no timers meanwhile, and takes over at most this long after the thread leaves the library). 0: 200us when every rank of the node and its progress thread can have a CPU of its own, else 2ms (there a holder the scheduler preempts for longer than the lease loses it, and each hand-over wakes a thread that preempts a spinning one).")
 GAS_CONFIG_ROW(UDP_GSO, BOOL, "y", NULL,
                "Send each run of equal-size datagrams to one peer as a single UDP GSO message (UDP_SEGMENT, up to 64 datagrams): the kernel cuts it up after one pass through its stack instead of one per datagram. Switched off by itself, with a log line, where the kernel or the route refuses it.")
 GAS_CONFIG_ROW(UDP_PACE, BOOL, "y", NULL,

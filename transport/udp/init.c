@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,7 +26,7 @@
 
 extern const struct gas_tl_ops gas_udp_ops;
 struct gas_udp_state gas_udp_g = {.fd = -1, .epfd = -1, .evfd = -1, .wait_ep = -1, .done_evfd = -1,
-                                  .ext_fd = -1};
+                                  .ext_fd = -1, .lease_tfd = -1};
 
 /* ---- set-up ---- */
 
@@ -124,6 +125,8 @@ static void release(void)
         close(g->wait_ep);
     if (g->done_evfd >= 0)
         close(g->done_evfd);
+    if (g->lease_tfd >= 0)
+        close(g->lease_tfd);
     pthread_mutex_destroy(&g->sleep_lock);
     pthread_mutex_destroy(&g->lease_lock);
     pthread_mutex_destroy(&g->ext_lock);
@@ -132,14 +135,14 @@ static void release(void)
     pthread_mutex_destroy(&g->timer_lock);
     pthread_mutex_destroy(&g->fault_lock);
     memset(g, 0, sizeof *g);
-    g->fd = g->epfd = g->evfd = g->wait_ep = g->done_evfd = g->ext_fd = -1;
+    g->fd = g->epfd = g->evfd = g->wait_ep = g->done_evfd = g->ext_fd = g->lease_tfd = -1;
 }
 
 gas_status_t gas_udp_init(const gas_tl_env_t *env)
 {
     struct gas_udp_state *g = &gas_udp_g;
     memset(g, 0, sizeof *g);
-    g->fd = g->epfd = g->evfd = g->wait_ep = g->done_evfd = g->ext_fd = -1;
+    g->fd = g->epfd = g->evfd = g->wait_ep = g->done_evfd = g->ext_fd = g->lease_tfd = -1;
     g->env = *env;
     pthread_mutex_init(&g->sleep_lock, NULL);
     pthread_mutex_init(&g->lease_lock, NULL);
@@ -184,11 +187,13 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
         g->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         g->done_evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         g->wait_ep = epoll_create1(EPOLL_CLOEXEC);
-        if (g->evfd < 0 || g->done_evfd < 0 || g->wait_ep < 0) {
-            st = gas_rt_error(GAS_ERR_IO, "gas_init", "eventfd/epoll: %s", strerror(errno));
+        g->lease_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        if (g->evfd < 0 || g->done_evfd < 0 || g->wait_ep < 0 || g->lease_tfd < 0) {
+            st = gas_rt_error(GAS_ERR_IO, "gas_init", "eventfd/epoll/timerfd: %s", strerror(errno));
             goto err_release;
         }
         if ((st = epoll_add(g->epfd, g->evfd)) != GAS_OK ||
+            (st = epoll_add(g->epfd, g->lease_tfd)) != GAS_OK ||
             (st = epoll_add(g->wait_ep, g->fd)) != GAS_OK ||
             (st = epoll_add(g->wait_ep, g->done_evfd)) != GAS_OK ||
             (st = gas_udp_progress_start()) != GAS_OK)

@@ -20,11 +20,13 @@
  * The holder also runs the timers, so the progress thread is neither kicked
  * for them nor spins for a near one: every wake-up of it preempts a spinning
  * waiter where cores are few.  The progress thread takes the socket back
- * when the lease lapses (it sleeps no longer than that, and is kicked if it
- * was asleep for longer when the lease began), and at once when the waiter
- * sleeps on the doorbell.  So a rank that leaves the library to compute is
- * served again within the lease (200 us where every thread has a core, 2 ms
- * where not: there each look wakes the thread).  One waiting thread at a
+ * when the lease lapses, woken by a timerfd that the holder keeps armed at
+ * the lease's end (re-armed about every half lease, so it never fires while
+ * the holder polls), and at once when the waiter sleeps on the doorbell.
+ * So a rank that leaves the library to compute is served again within the
+ * lease (200 us where every thread has a core, 2 ms where not: there a
+ * holder that the scheduler preempts for longer than the lease loses it,
+ * and the hand-overs cost more wake-ups).  One waiting thread at a
  * time sleeps in the socket (others on the doorbell), keeping the lease:
  * an acknowledgement or a peer's put wakes it directly rather than through
  * the progress thread and the doorbell, and it sleeps no later than the next
@@ -54,6 +56,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -72,24 +75,42 @@ static void pt_watch(struct gas_udp_state *g, int on)
 }
 
 /*
+ * Keep the lease timer (in the progress thread's epoll set) firing no later
+ * than `until`, the lease's end, so that the progress thread wakes when the
+ * lease may have lapsed, and not before while the holder keeps polling.  It
+ * is re-armed (a system call in the calling thread, where a timeout of the
+ * progress thread's sleep would be a wake-up of it, preempting a spinning
+ * thread where cores are few) only when it would fire after `until` or
+ * more than half a lease before it; so a holder that polls all along
+ * re-arms it about every half lease and the progress thread never wakes.
+ */
+static void lease_arm(struct gas_udp_state *g, uint64_t until)
+{
+    uint64_t armed = atomic_load(&g->lease_armed);
+    if (armed != 0 && armed <= until && armed + g->cfg.lease / 2 >= until)
+        return;
+    if (!atomic_compare_exchange_strong(&g->lease_armed, &armed, until))
+        return; /* another thread re-armed it meanwhile */
+    struct itimerspec its = {.it_value = {.tv_sec = (time_t)(until / 1000000000u),
+                                          .tv_nsec = (long)(until % 1000000000u)}};
+    timerfd_settime(g->lease_tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/*
  * An application thread polls the socket until `until`: the progress thread
  * stands aside.  It must still wake when the lease lapses (the application
- * thread may leave the library and compute): if it sleeps longer than that,
- * it is kicked, and then sleeps no longer than the lease.
+ * thread may leave the library and compute): the lease timer wakes it.
  */
 static void lease_take(struct gas_udp_state *g, uint64_t until)
 {
     if (atomic_load_explicit(&g->lease_until, memory_order_relaxed) < until)
         atomic_store(&g->lease_until, until);
+    lease_arm(g, atomic_load(&g->lease_until));
     if (atomic_load_explicit(&g->pt_sock_on, memory_order_relaxed)) {
         pthread_mutex_lock(&g->lease_lock);
-        int took = atomic_load(&g->pt_sock_on);
-        if (took)
+        if (atomic_load(&g->pt_sock_on))
             pt_watch(g, 0);
         pthread_mutex_unlock(&g->lease_lock);
-        uint64_t wake = atomic_load(&g->pt_wake_ns);
-        if (took && wake != 0 && wake > until)
-            gas_udp_kick();
     }
 }
 
@@ -252,8 +273,11 @@ int gas_udp_progress(void)
     return n + gas_udp_timers_run(gas_rt_now_ns());
 }
 
-/* Sleep in epoll instance ep until an event or `wake`; drain eventfd evfd if it fired. */
-static void wait_events(int ep, int evfd, uint64_t now, uint64_t wake)
+/*
+ * Sleep in epoll instance ep until an event or `wake`; drain eventfd evfd
+ * and timerfd tfd (-1: none) if they fired.  Returns 1 when tfd fired.
+ */
+static int wait_events(int ep, int evfd, int tfd, uint64_t now, uint64_t wake)
 {
     struct epoll_event ev[4];
     struct timespec ts, *tsp = NULL;
@@ -262,14 +286,17 @@ static void wait_events(int ep, int evfd, uint64_t now, uint64_t wake)
         ts = (struct timespec){.tv_sec = (time_t)(d / 1000000000u), .tv_nsec = (long)(d % 1000000000u)};
         tsp = &ts;
     }
-    int n = epoll_pwait2(ep, ev, 4, tsp, NULL);
+    int n = epoll_pwait2(ep, ev, 4, tsp, NULL), fired = 0;
     for (int i = 0; i < n; i++) {
-        if (ev[i].data.fd == evfd) {
+        int fd = ev[i].data.fd;
+        if (fd >= 0 && (fd == evfd || fd == tfd)) {
             uint64_t v;
-            ssize_t r = read(evfd, &v, sizeof v);
+            ssize_t r = read(fd, &v, sizeof v);
             (void)r;
+            fired |= fd == tfd;
         }
     }
+    return fired;
 }
 
 static void *progress_main(void *arg)
@@ -288,6 +315,8 @@ static void *progress_main(void *arg)
             n = rx = gas_udp_rx_batch(1);
             pthread_mutex_unlock(&g->rx_lock);
             now = gas_rt_now_ns();
+        } else {
+            lease_arm(g, lease); /* renewed: wake at its new end */
         }
         n += gas_udp_timers_run(now);
         /* a lease holder asleep in the socket polls nothing else */
@@ -316,23 +345,22 @@ static void *progress_main(void *arg)
         uint64_t act = atomic_load_explicit(&g->last_activity_ns, memory_order_relaxed);
         if (act > busy)
             busy = act;
+        /* The lease's end is not a deadline here: the lease timer fires
+         * then (lease_arm), so the socket is taken back after a sleep, never
+         * a spin, and not at all while the holder keeps polling. */
         uint64_t wake = next != GAS_UDP_NEVER ? next
                         : now - busy < LINGER_NS ? now + TICK_NS
                                                  : GAS_UDP_NEVER;
-        lease = atomic_load(&g->lease_until);
-        if (lease > now && lease < wake)
-            wake = lease; /* then take the socket back (a sleep, never a spin) */
         atomic_store(&g->pt_wake_ns, wake);
         /* Recheck after publishing the wake-up time: a sender may have set an
-         * earlier timer, or an application thread taken a lease, meanwhile
-         * (they kick us only when they see us sleeping past their deadline). */
-        uint64_t lease2 = atomic_load(&g->lease_until);
-        if (atomic_load(held ? &g->next_urgent_ns : &g->next_timer_ns) < wake ||
-            (lease2 > now && lease2 < wake)) {
+         * earlier timer meanwhile (they kick us only when they see us
+         * sleeping past their deadline). */
+        if (atomic_load(held ? &g->next_urgent_ns : &g->next_timer_ns) < wake) {
             atomic_store(&g->pt_wake_ns, 0);
             continue;
         }
-        wait_events(g->epfd, g->evfd, now, wake);
+        if (wait_events(g->epfd, g->evfd, g->lease_tfd, now, wake))
+            atomic_store(&g->lease_armed, 0); /* it fired: no longer armed */
         atomic_store(&g->pt_wake_ns, 0);
     }
     return arg;
@@ -384,7 +412,7 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
         if (watch != NULL)
             gas_rt_doorbell_join(watch);
         if (!cond(arg))
-            wait_events(g->epfd, -1, now, until);
+            wait_events(g->epfd, -1, -1, now, until);
         if (watch != NULL)
             gas_rt_doorbell_leave();
         return 1;
@@ -423,7 +451,7 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
         gas_rt_doorbell_join(watch);
     int slept = !cond(arg);
     if (slept)
-        wait_events(g->wait_ep, g->done_evfd, now, until);
+        wait_events(g->wait_ep, g->done_evfd, -1, now, until);
     if (joins)
         gas_rt_doorbell_leave(); /* before applying what woke us: no nudge to ourselves */
     atomic_store(&g->waiter_asleep, 0); /* awake: completions need not poke us */
@@ -433,7 +461,9 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
                 ;
             pthread_mutex_unlock(&g->rx_lock);
         }
-        atomic_store(&g->lease_until, gas_rt_now_ns() + g->cfg.lease);
+        uint64_t until2 = gas_rt_now_ns() + g->cfg.lease;
+        atomic_store(&g->lease_until, until2);
+        lease_arm(g, until2);
     }
     pthread_mutex_unlock(&g->sleep_lock);
     return 1;

@@ -192,6 +192,8 @@ struct gas_udp_state {
     atomic_int waiter_asleep;
     _Atomic uint64_t sleeper_until; /* when that waiter wakes at the latest */
     _Atomic uint64_t lease_until; /* an application thread polls the socket until then */
+    int lease_tfd;               /* timerfd in the progress thread's set: fires when the lease may lapse */
+    _Atomic uint64_t lease_armed; /* when lease_tfd fires (<= lease_until; 0: not armed) */
     pthread_mutex_t lease_lock;  /* guards pt_sock_on and the progress thread's epoll set */
     pthread_mutex_t ext_lock;    /* held while the event source's fn runs (ctrl.h) */
     _Atomic(int (*)(int)) ext_fn;
