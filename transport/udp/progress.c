@@ -101,17 +101,23 @@ static void lease_arm(struct gas_udp_state *g, uint64_t until)
  * stands aside.  It must still wake when the lease lapses (the application
  * thread may leave the library and compute): the lease timer wakes it.
  */
-static void lease_take(struct gas_udp_state *g, uint64_t until)
+/* The progress thread stops watching the socket (a thread holds the lease). */
+static void stand_aside(struct gas_udp_state *g)
 {
-    if (atomic_load_explicit(&g->lease_until, memory_order_relaxed) < until)
-        atomic_store(&g->lease_until, until);
-    lease_arm(g, atomic_load(&g->lease_until));
     if (atomic_load_explicit(&g->pt_sock_on, memory_order_relaxed)) {
         pthread_mutex_lock(&g->lease_lock);
         if (atomic_load(&g->pt_sock_on))
             pt_watch(g, 0);
         pthread_mutex_unlock(&g->lease_lock);
     }
+}
+
+static void lease_take(struct gas_udp_state *g, uint64_t until)
+{
+    if (atomic_load_explicit(&g->lease_until, memory_order_relaxed) < until)
+        atomic_store(&g->lease_until, until);
+    lease_arm(g, atomic_load(&g->lease_until));
+    stand_aside(g);
 }
 
 /*
@@ -461,9 +467,12 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
                 ;
             pthread_mutex_unlock(&g->rx_lock);
         }
+        /* The lease ends a lease after this poll, not after the sleep we
+         * asked for; another waiter may have handed the socket back meanwhile. */
         uint64_t until2 = gas_rt_now_ns() + g->cfg.lease;
         atomic_store(&g->lease_until, until2);
         lease_arm(g, until2);
+        stand_aside(g);
     }
     pthread_mutex_unlock(&g->sleep_lock);
     return 1;
