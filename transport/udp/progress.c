@@ -80,14 +80,16 @@ static void pt_watch(struct gas_udp_state *g, int on)
  * lease may have lapsed, and not before while the holder keeps polling.  It
  * is re-armed (a system call in the calling thread, where a timeout of the
  * progress thread's sleep would be a wake-up of it, preempting a spinning
- * thread where cores are few) only when it would fire after `until` or
- * more than half a lease before it; so a holder that polls all along
- * re-arms it about every half lease and the progress thread never wakes.
+ * thread where cores are few) only when it would fire after `until`, or
+ * within an eighth of a lease: so a holder that polls all along re-arms it
+ * about once a lease and the progress thread never wakes.  (Once a lease,
+ * not on every poll: re-arming costs ~8 us on a VM, where programming the
+ * timer hardware traps to the hypervisor.)
  */
 static void lease_arm(struct gas_udp_state *g, uint64_t until)
 {
     uint64_t armed = atomic_load(&g->lease_armed);
-    if (armed != 0 && armed <= until && armed + g->cfg.lease / 2 >= until)
+    if (armed != 0 && armed <= until && armed + g->cfg.lease - g->cfg.lease / 8 >= until)
         return;
     if (!atomic_compare_exchange_strong(&g->lease_armed, &armed, until))
         return; /* another thread re-armed it meanwhile */
