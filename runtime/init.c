@@ -30,7 +30,6 @@ static void abort_through_launcher(int code, const char *msg)
         boot->abort(code, msg);
 }
 
-/* CPUs this process may run on. */
 GAS_EXPORT gas_status_t gas_init(void)
 {
     if (gas_gs.phase == GAS_GS_UP)

@@ -121,20 +121,29 @@ static uint64_t watch_offset(const void *watch)
     return GAS_RT_WATCH_ANY;
 }
 
+/* Count a sleeper watching offset `off` in (writers then wake it), and out. */
+static void sleeper_in(gas_rt_doorbell_t *db, uint64_t off)
+{
+    atomic_fetch_add_explicit(&db->sleepers, 1, memory_order_seq_cst);
+    publish_watch(db, off);
+}
+
+static void sleeper_out(gas_rt_doorbell_t *db)
+{
+    if (atomic_fetch_sub_explicit(&db->sleepers, 1, memory_order_seq_cst) == 1)
+        atomic_store_explicit(&db->watch, GAS_RT_WATCH_UNKNOWN, memory_order_seq_cst);
+}
+
 void gas_rt_doorbell_join(const void *watch)
 {
-    gas_rt_doorbell_t *db = own_bell;
-    atomic_fetch_add_explicit(&db->sock_sleepers, 1, memory_order_seq_cst);
-    atomic_fetch_add_explicit(&db->sleepers, 1, memory_order_seq_cst);
-    publish_watch(db, watch_offset(watch));
+    atomic_fetch_add_explicit(&own_bell->sock_sleepers, 1, memory_order_seq_cst);
+    sleeper_in(own_bell, watch_offset(watch));
 }
 
 void gas_rt_doorbell_leave(void)
 {
-    gas_rt_doorbell_t *db = own_bell;
-    if (atomic_fetch_sub_explicit(&db->sleepers, 1, memory_order_seq_cst) == 1)
-        atomic_store_explicit(&db->watch, GAS_RT_WATCH_UNKNOWN, memory_order_seq_cst);
-    atomic_fetch_sub_explicit(&db->sock_sleepers, 1, memory_order_seq_cst);
+    sleeper_out(own_bell);
+    atomic_fetch_sub_explicit(&own_bell->sock_sleepers, 1, memory_order_seq_cst);
 }
 
 /*
@@ -145,8 +154,7 @@ static int doorbell_sleep(gas_rt_cond_fn cond, void *arg, uint64_t watch_off, ui
 {
     gas_rt_doorbell_t *db = own_bell;
     uint32_t seq = atomic_load_explicit(&db->seq, memory_order_seq_cst);
-    atomic_fetch_add_explicit(&db->sleepers, 1, memory_order_seq_cst);
-    publish_watch(db, watch_off);
+    sleeper_in(db, watch_off);
     int woken = 1;
     if (!cond(arg)) {
         struct timespec ts = {.tv_sec = (time_t)(slice_ns / 1000000000u),
@@ -154,8 +162,7 @@ static int doorbell_sleep(gas_rt_cond_fn cond, void *arg, uint64_t watch_off, ui
         if (syscall(SYS_futex, &db->seq, FUTEX_WAIT, seq, &ts, NULL, 0) != 0 && errno == ETIMEDOUT)
             woken = 0;
     }
-    if (atomic_fetch_sub_explicit(&db->sleepers, 1, memory_order_seq_cst) == 1)
-        atomic_store_explicit(&db->watch, GAS_RT_WATCH_UNKNOWN, memory_order_seq_cst);
+    sleeper_out(db);
     return woken;
 }
 

@@ -127,8 +127,8 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, cons
  * nonzero when it slept (returning early when cond(arg) may have changed), or
  * 0 to let the wait sleep on the doorbell.  udp uses it to sleep in its socket:
  * always with GAS_PROGRESS=poll (only the rank's own calls serve its traffic),
- * and for completion and collective waits with a progress thread (the
- * acknowledgement or flag then wakes the waiter directly).  A sleeper whose
+ * and for one waiting thread at a time with a progress thread (the datagram
+ * that answers or satisfies it then wakes it directly).  A sleeper whose
  * condition reads segment words joins the doorbell (gas_rt_doorbell_join),
  * so that node-local writers wake it too.  NULL removes it.
  */

@@ -7,11 +7,9 @@
 # Skipped (77) while build/bin/gas-info lists no udp transport.
 set -u
 cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
-TEST=$BUILD/tests/mr/test_coll
 . tests/scripts/lib-udp.sh
-require_built "$BUILD/bin/gas-info" "$BUILD/bin/gasrun" "$TEST"
-require_udp
+TEST=$BUILD/tests/mr/test_coll
+require_udp_test "$TEST"
 export GAS_ERRORS=return
 case "${1:-}" in
 host)

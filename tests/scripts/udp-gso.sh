@@ -9,11 +9,9 @@
 # build/bin/gas-info lists no udp transport.
 set -u
 cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
-TEST=$BUILD/tests/mr/test_sizes
 . tests/scripts/lib-udp.sh
-require_built "$BUILD/bin/gas-info" "$BUILD/bin/gasrun" "$TEST"
-require_udp
+TEST=$BUILD/tests/mr/test_sizes
+require_udp_test "$TEST"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 export GAS_TRANSPORT=udp GAS_ERRORS=return

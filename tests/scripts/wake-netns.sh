@@ -8,11 +8,9 @@
 # no udp transport.
 set -u
 cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
-TEST=$BUILD/tests/mr/test_wake
 . tests/scripts/lib-udp.sh
-require_built "$BUILD/bin/gas-info" "$BUILD/bin/gasrun" "$TEST"
-require_udp "ranks in two namespaces need it"
+TEST=$BUILD/tests/mr/test_wake
+require_udp_test "$TEST" "ranks in two namespaces need it"
 export GAS_WAIT_SPIN=0 GAS_WAIT_SLICE=1000s GAS_ERRORS=return
 for p in thread poll; do
     GAS_PROGRESS=$p tests/scripts/netns-run.sh --limit 100 -- -n 4 --timeout 60 "$TEST" ||

@@ -140,14 +140,21 @@ void gas_udp_poke_waiter(void)
     (void)w;
 }
 
+/* Wake the progress thread if it sleeps past t (it is awake when
+ * pt_wake_ns is 0), so that it sleeps again until t. */
+static void kick_if_past(struct gas_udp_state *g, uint64_t t)
+{
+    uint64_t wake = g->pt_started ? atomic_load(&g->pt_wake_ns) : 0;
+    if (wake != 0 && wake > t + SPIN_NS)
+        gas_udp_kick();
+}
+
 /* The timers stop being run by a polling lease holder: if the progress
  * thread sleeps past the next one, wake it.  (Each side stores, then loads
  * the other's word, so a timer set meanwhile is seen by one of them.) */
 static void timers_handed_back(struct gas_udp_state *g)
 {
-    uint64_t wake = g->pt_started ? atomic_load(&g->pt_wake_ns) : 0;
-    if (wake != 0 && wake > atomic_load(&g->next_timer_ns) + SPIN_NS)
-        gas_udp_kick();
+    kick_if_past(g, atomic_load(&g->next_timer_ns));
 }
 
 /* The socket goes back to the progress thread (lease lapsed or given up). */
@@ -176,39 +183,37 @@ static void lower_to(_Atomic uint64_t *word, uint64_t t)
         ;
 }
 
-void gas_udp_timer_at_urgent(uint64_t t)
+/*
+ * A deadline at t: whoever runs the timers must not sleep past it.  Under the
+ * lease that is the holder: it polls, or sleeps in the socket until
+ * sleeper_until (then poke it; it stores waiter_asleep, then loads
+ * next_timer_ns, we the reverse, so one of us sees the other).  Otherwise
+ * the progress thread.  Not kicking it under the lease matters where cores
+ * are few (each wake-up of it preempts a spinning waiter), except for an
+ * urgent deadline, which holds data back: a holder that left the library
+ * must not sit on it until the lease lapses, so the progress thread keeps to
+ * those (next_urgent_ns) as well.
+ */
+static void timer_at(uint64_t t, int urgent)
 {
     struct gas_udp_state *g = &gas_udp_g;
-    lower_to(&g->next_urgent_ns, t);
+    if (urgent)
+        lower_to(&g->next_urgent_ns, t);
     lower_to(&g->next_timer_ns, t);
-    /* Data waits on it: a lease holder that left the library must not hold
-     * it up until the lease lapses, so the progress thread keeps to it. */
     if (atomic_load(&g->waiter_asleep) && atomic_load(&g->sleeper_until) > t + SPIN_NS)
         gas_udp_poke_waiter();
-    uint64_t wake = g->pt_started ? atomic_load(&g->pt_wake_ns) : 0;
-    if (wake != 0 && wake > t + SPIN_NS)
-        gas_udp_kick();
+    if (urgent || !holder_runs_timers(g, gas_rt_now_ns()))
+        kick_if_past(g, t);
 }
 
 void gas_udp_timer_at(uint64_t t)
 {
-    struct gas_udp_state *g = &gas_udp_g;
-    lower_to(&g->next_timer_ns, t);
-    /* Whoever runs the timers must not sleep past t.  Under the lease that
-     * is the holder: it polls, or sleeps in the socket until sleeper_until
-     * (then poke it; it stores waiter_asleep, then loads next_timer_ns, we
-     * the reverse, so one of us sees the other).  Otherwise the progress
-     * thread: when it sleeps past t (for good, or until a later deadline),
-     * wake it to sleep again until t; it is awake when pt_wake_ns is 0.
-     * (Not kicking it under the lease matters where cores are few: each
-     * wake-up of it preempts a spinning waiter.) */
-    if (atomic_load(&g->waiter_asleep) && atomic_load(&g->sleeper_until) > t + SPIN_NS)
-        gas_udp_poke_waiter();
-    if (holder_runs_timers(g, gas_rt_now_ns()))
-        return;
-    uint64_t wake = g->pt_started ? atomic_load(&g->pt_wake_ns) : 0;
-    if (wake != 0 && wake > t + SPIN_NS)
-        gas_udp_kick();
+    timer_at(t, 0);
+}
+
+void gas_udp_timer_at_urgent(uint64_t t)
+{
+    timer_at(t, 1);
 }
 
 void gas_udp_kick(void)
@@ -231,10 +236,9 @@ int gas_udp_timers_run(uint64_t now)
     for (uint32_t i = 0; i < n; i++) {
         struct gas_udp_chan *ch = g->active[i];
         pthread_mutex_lock(&ch->lock);
-        uint64_t t = gas_udp_chan_timers(ch, now);
+        uint64_t u, t = gas_udp_chan_timers(ch, now, &u);
         if (blocked)
             gas_udp_chan_push(ch, now, 1);
-        uint64_t u = gas_udp_chan_urgent(ch, now);
         pthread_mutex_unlock(&ch->lock);
         next = t < next ? t : next;
         urgent = u < urgent ? u : urgent;
@@ -275,7 +279,7 @@ int gas_udp_progress(void)
         }
     }
     if (pthread_mutex_trylock(&g->rx_lock) == 0) {
-        n = gas_udp_rx_batch(0);
+        n = gas_udp_rx_batch();
         pthread_mutex_unlock(&g->rx_lock);
     }
     return n + gas_udp_timers_run(gas_rt_now_ns());
@@ -320,7 +324,7 @@ static void *progress_main(void *arg)
         if (now >= lease) {
             lease_end(g, 0);
             pthread_mutex_lock(&g->rx_lock);
-            n = rx = gas_udp_rx_batch(1);
+            n = rx = gas_udp_rx_batch();
             pthread_mutex_unlock(&g->rx_lock);
             now = gas_rt_now_ns();
         } else {
@@ -465,7 +469,7 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
     atomic_store(&g->waiter_asleep, 0); /* awake: completions need not poke us */
     if (slept) {
         if (pthread_mutex_trylock(&g->rx_lock) == 0) {
-            while (gas_udp_rx_batch(0) == GAS_UDP_BATCH)
+            while (gas_udp_rx_batch() == GAS_UDP_BATCH)
                 ;
             pthread_mutex_unlock(&g->rx_lock);
         }

@@ -317,7 +317,7 @@ static void ack_in_order(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, u
     }
 }
 
-int gas_udp_rx_batch(int from_pt)
+int gas_udp_rx_batch(void)
 {
     struct gas_udp_state *g = &gas_udp_g;
     struct mmsghdr m[GAS_UDP_BATCH];

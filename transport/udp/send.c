@@ -277,9 +277,10 @@ void gas_udp_chan_resend_replies(struct gas_udp_chan *ch, uint32_t dup, uint64_t
 
 /* ---- timers ---- */
 
-uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now)
+uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now, uint64_t *urgent)
 {
     const struct gas_udp_cfg *c = &gas_udp_g.cfg;
+    *urgent = GAS_UDP_NEVER;
     if (atomic_load_explicit(&ch->dead, memory_order_relaxed))
         return GAS_UDP_NEVER;
     uint64_t next = gas_udp_loss_timers(ch, now);
@@ -312,8 +313,6 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now)
         }
         next = last + wait < next ? last + wait : next;
     }
-    if (ch->retry_ns && ch->retry_ns > now && ch->retry_ns < next)
-        next = ch->retry_ns;
     if (ch->pace_at && now >= ch->pace_at)
         ch->pace_at = 0; /* the push below sends what the pacer held */
     if (ch->lost || ch->snd_nxt != ch->next_seq || (ch->open && ch->open_len > GAS_UDP_HDR_LEN))
@@ -324,17 +323,10 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now)
         else if (ch->ack_due_ns < next)
             next = ch->ack_due_ns;
     }
-    if (ch->pace_at && ch->pace_at < next)
-        next = ch->pace_at;
-    return next;
-}
-
-uint64_t gas_udp_chan_urgent(const struct gas_udp_chan *ch, uint64_t now)
-{
-    uint64_t u = GAS_UDP_NEVER;
+    /* Deadlines that hold data back: pacing, a send the kernel refused. */
+    uint64_t u = ch->retry_ns > now ? ch->retry_ns : GAS_UDP_NEVER;
     if (ch->pace_at && ch->pace_at < u)
         u = ch->pace_at;
-    if (ch->retry_ns && ch->retry_ns > now && ch->retry_ns < u)
-        u = ch->retry_ns;
-    return u;
+    *urgent = u;
+    return u < next ? u : next;
 }

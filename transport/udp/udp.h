@@ -297,10 +297,10 @@ void gas_udp_pace_update(struct gas_udp_chan *ch, uint64_t now);
 void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush);
 /* A standalone acknowledgement; flags may add GAS_UDP_F_ACKREQ (a probe). */
 void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags);
-/* Retransmission, delayed-ack and peer timers; returns the next deadline. */
-uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now);
-/* The channel's earliest deadline that holds data back (pacing, send retry), or NEVER; locked. */
-uint64_t gas_udp_chan_urgent(const struct gas_udp_chan *ch, uint64_t now);
+/* Retransmission, delayed-ack, pacing and peer timers; returns the next
+ * deadline, and in *urgent the next one that holds data back (pacing, a
+ * refused send retried), or NEVER. */
+uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now, uint64_t *urgent);
 /* A duplicate of our peer's datagram dup arrived: resend replies to it. */
 void gas_udp_chan_resend_replies(struct gas_udp_chan *ch, uint32_t dup, uint64_t now);
 
@@ -318,7 +318,7 @@ uint64_t gas_udp_loss_timers(struct gas_udp_chan *ch, uint64_t now);
 
 /* ---- rx.c ---- */
 /* Receive and handle one batch; returns datagrams handled (0: none waiting). */
-int gas_udp_rx_batch(int from_pt);
+int gas_udp_rx_batch(void);
 /* Apply the records of one in-order datagram of ch's peer. */
 int gas_udp_rx_deliver(struct gas_udp_chan *ch, const unsigned char *buf, uint32_t len, uint64_t now);
 
