@@ -183,6 +183,6 @@ GAS_CONFIG_ROW(TEST_RDMA_DELAY, RATIO, "0", NULL,
 GAS_CONFIG_ROW(TEST_RDMA_DELAY_TIME, TIME, "1ms", NULL,
                "Test only (sim device): how long GAS_TEST_RDMA_DELAY holds a work request back.")
 GAS_CONFIG_ROW(TEST_RDMA_QP_ERROR, UINT, "0", NULL,
-               "Test only (sim device): the Nth work request of this rank fails with retry-exceeded (0: never).")
+               "Test only (sim device): the Nth work request of this rank that carries data or an atomic (empty writes are not counted) fails with retry-exceeded (0: never).")
 GAS_CONFIG_ROW(TEST_RDMA_ACCESS_ERROR, UINT, "0", NULL,
-               "Test only (sim device): the Nth work request of this rank fails with a remote access error (0: never).")
+               "Test only (sim device): the Nth work request of this rank that carries data or an atomic (empty writes are not counted) fails with a remote access error (0: never).")

@@ -570,11 +570,16 @@ static char *remote_mem(struct sim_remote *r, uint32_t rkey, uint64_t raddr, uin
 static int exec_wr(struct gas_vb_qp *qp, const gas_vb_send_wr_t *wr)
 {
     struct gas_vb_ctx *c = qp->ctx;
-    uint64_t n = ++c->wr_count;
-    if (c->qp_error_at && n == c->qp_error_at)
-        return GAS_VB_WC_RETRY_EXC_ERR;
-    if (c->access_error_at && n == c->access_error_at)
-        return GAS_VB_WC_REM_ACCESS_ERR;
+    /* Injected faults count only requests that carry something: an empty
+     * write (a completion marker) with nothing behind it fails with nothing
+     * to redo, so a test expecting a redo could not tell where it landed. */
+    if (wr->length || wr->opcode != GAS_VB_WR_RDMA_WRITE) {
+        uint64_t n = ++c->wr_count;
+        if (c->qp_error_at && n == c->qp_error_at)
+            return GAS_VB_WC_RETRY_EXC_ERR;
+        if (c->access_error_at && n == c->access_error_at)
+            return GAS_VB_WC_REM_ACCESS_ERR;
+    }
     struct sim_rq_sh *rq = &qp->rem->page->qp[qp->rem_idx];
     uint32_t rs = atomic_load_explicit(&rq->state, memory_order_acquire);
     if (rs != GAS_VB_QPS_RTR && rs != GAS_VB_QPS_RTS)
