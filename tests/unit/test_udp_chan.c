@@ -649,8 +649,11 @@ int main(void)
     gas_rt_error_set_abort(0);
     setenv("GAS_PROGRESS", "poll", 1);
     setenv("GAS_UDP_IFACE", "lo", 1);
-    setenv("GAS_UDP_RTO_MIN", "5ms", 1);
-    setenv("GAS_UDP_RTO_INIT", "5ms", 1);
+    /* Timeouts long enough that a VM's stall inside a step (tens of ms) does
+     * not fire a second one where a step expects exactly one. */
+    setenv("GAS_UDP_RTO_MIN", "40ms", 1);
+    setenv("GAS_UDP_RTO_INIT", "40ms", 1);
+    setenv("GAS_UDP_RTO_MAX", "2s", 1);
     setenv("GAS_UDP_ACK_DELAY", "0", 1);
     setenv("GAS_LOG_LEVEL", "fatal", 1);
     UCHECK(gas_rt_config_load() == GAS_OK, "config");
