@@ -34,7 +34,7 @@ struct gas_udp_state gas_udp_g = {.fd = -1, .epfd = -1, .evfd = -1, .wait_ep = -
 static uint64_t auto_lease(const gas_tl_env_t *env)
 {
     int threads = 2 * (env->local_size > 0 ? env->local_size : 1);
-    return threads <= gas_rt_usable_cpus() ? 200000 : 2000000;
+    return threads <= gas_rt_usable_cpus() ? GAS_UDP_LEASE_SHORT : GAS_UDP_LEASE_CROWDED;
 }
 
 static gas_status_t read_config(struct gas_udp_cfg *c, const gas_tl_env_t *env)
@@ -78,7 +78,8 @@ static gas_status_t read_config(struct gas_udp_cfg *c, const gas_tl_env_t *env)
     if (c->sleep_slice == 0)
         c->sleep_slice = 1000000; /* 1 ms */
     c->lease = gas_rt_config_ns(GAS_CFG_UDP_LEASE);
-    if (c->lease == 0)
+    c->lease_auto = c->lease == 0;
+    if (c->lease_auto)
         c->lease = auto_lease(env);
     c->drop_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_TEST_UDP_DROP);
     c->dup_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_TEST_UDP_DUP);
@@ -156,6 +157,7 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
     gas_status_t st = read_config(&g->cfg, env);
     if (st != GAS_OK)
         goto err_release;
+    atomic_store(&g->lease_ns, g->cfg.lease);
     uint32_t imtu = 0;
     st = gas_udp_sock_open(gas_rt_config_str(GAS_CFG_UDP_IFACE),
                            (uint32_t)gas_rt_config_size(GAS_CFG_UDP_PORT),

@@ -26,7 +26,8 @@
  * So a rank that leaves the library to compute is served again within the
  * lease (200 us where every thread has a core, 2 ms where not: there a
  * holder that the scheduler preempts for longer than the lease loses it,
- * and the hand-overs cost more wake-ups).  One waiting thread at a
+ * and the hand-overs cost more wake-ups; the short lease grows to the long
+ * one where holders are seen losing it to preemption: lease_watch).  One waiting thread at a
  * time sleeps in the socket (others on the doorbell), keeping the lease:
  * an acknowledgement or a peer's put wakes it directly rather than through
  * the progress thread and the doorbell, and it sleeps no later than the next
@@ -55,6 +56,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -74,6 +76,65 @@ static void pt_watch(struct gas_udp_state *g, int on)
     atomic_store(&g->pt_sock_on, on);
 }
 
+/* The lease's length now: GAS_UDP_LEASE, or the automatic one, which may grow. */
+static uint64_t lease_len(struct gas_udp_state *g)
+{
+    return atomic_load_explicit(&g->lease_ns, memory_order_relaxed);
+}
+
+/* This thread: its previous poll of the socket, and its count of involuntary
+ * context switches (getrusage, 0.4 us) when it last re-armed the lease timer. */
+static _Thread_local uint64_t my_poll_ns, my_ivcsw, my_ivcsw_ns;
+
+static uint64_t thread_ivcsw(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_nivcsw : 0;
+}
+
+/*
+ * Where threads outnumber the CPUs that actually run them (other "hosts" in
+ * network namespaces or containers on the same machine, other jobs: what the
+ * automatic rule in init.c cannot see), the scheduler preempts a lease
+ * holder for longer than a short lease.  The progress thread then takes the
+ * socket over, and the holder takes it back when it runs again: two wake-ups
+ * and a race for the socket on every preemption.  A thread that polls again
+ * more than a lease after its previous poll, finds the lease lapsed, and was
+ * switched out involuntarily since it last re-armed the timer (shortly
+ * before that poll) lost the lease to the scheduler, not to the application
+ * computing or sleeping.  Two of those within a second make the automatic
+ * lease grow to its crowded length for the rest of the run (said once, at
+ * info level): where the progress thread and the holder then take turns
+ * with the socket, each also spinning, for a CPU that a third thread needs,
+ * a round trip took 25-57 us instead of 17-20 us (two network namespaces
+ * on a 2-CPU VM).
+ */
+static void lease_watch(struct gas_udp_state *g, uint64_t now)
+{
+    uint64_t prev = my_poll_ns, lease = lease_len(g);
+    my_poll_ns = now;
+    if (prev == 0 || now - prev < lease || now < atomic_load(&g->lease_until) ||
+        lease >= GAS_UDP_LEASE_CROWDED || my_ivcsw_ns == 0 || my_ivcsw_ns + 2 * lease < prev)
+        return;
+    uint64_t iv = thread_ivcsw();
+    int preempted = iv > my_ivcsw;
+    my_ivcsw = iv;
+    my_ivcsw_ns = now;
+    if (!preempted)
+        return;
+    uint64_t since = atomic_load(&g->preempt_since);
+    if (now - since > 1000000000u && atomic_compare_exchange_strong(&g->preempt_since, &since, now))
+        atomic_store(&g->preempt_n, 0);
+    if (atomic_fetch_add(&g->preempt_n, 1) + 1 < 2)
+        return;
+    uint64_t old = lease;
+    if (atomic_compare_exchange_strong(&g->lease_ns, &old, GAS_UDP_LEASE_CROWDED))
+        gas_log_info("udp", "lease holders were preempted for longer than the %.0f us lease twice "
+                            "within a second (more runnable threads than CPUs): the lease is now "
+                            "%.0f ms (GAS_UDP_LEASE sets it)",
+                     (double)lease / 1e3, GAS_UDP_LEASE_CROWDED / 1e6);
+}
+
 /*
  * Keep the lease timer (in the progress thread's epoll set) firing no later
  * than `until`, the lease's end, so that the progress thread wakes when the
@@ -89,13 +150,18 @@ static void pt_watch(struct gas_udp_state *g, int on)
 static void lease_arm(struct gas_udp_state *g, uint64_t until)
 {
     uint64_t armed = atomic_load(&g->lease_armed);
-    if (armed != 0 && armed <= until && armed + g->cfg.lease - g->cfg.lease / 8 >= until)
+    uint64_t lease = lease_len(g);
+    if (armed != 0 && armed <= until && armed + lease - lease / 8 >= until)
         return;
     if (!atomic_compare_exchange_strong(&g->lease_armed, &armed, until))
         return; /* another thread re-armed it meanwhile */
     struct itimerspec its = {.it_value = {.tv_sec = (time_t)(until / 1000000000u),
                                           .tv_nsec = (long)(until % 1000000000u)}};
     timerfd_settime(g->lease_tfd, TFD_TIMER_ABSTIME, &its, NULL);
+    if (g->cfg.lease_auto && lease < GAS_UDP_LEASE_CROWDED) {
+        my_ivcsw = thread_ivcsw(); /* lease_watch's baseline */
+        my_ivcsw_ns = gas_rt_now_ns();
+    }
 }
 
 /*
@@ -264,8 +330,13 @@ int gas_udp_progress(void)
         atomic_store_explicit(&g->last_idle_poll_ns, now, memory_order_relaxed);
     }
     int n = 0;
-    if (!g->cfg.poll_mode)
-        lease_take(g, (now ? now : gas_rt_now_ns()) + g->cfg.lease);
+    if (!g->cfg.poll_mode) {
+        if (now == 0)
+            now = gas_rt_now_ns();
+        if (g->cfg.lease_auto)
+            lease_watch(g, now);
+        lease_take(g, now + lease_len(g));
+    }
     if (atomic_load_explicit(&g->corked, memory_order_relaxed) && atomic_exchange(&g->corked, 0)) {
         /* Someone waits: send what was corked. */
         uint32_t na = atomic_load_explicit(&g->nactive, memory_order_acquire);
@@ -458,7 +529,7 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
         until = next > now ? next : now;
         atomic_store(&g->sleeper_until, until);
     }
-    lease_take(g, until + g->cfg.lease);
+    lease_take(g, until + lease_len(g));
     if (joins)
         gas_rt_doorbell_join(watch);
     int slept = !cond(arg);
@@ -475,7 +546,7 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
         }
         /* The lease ends a lease after this poll, not after the sleep we
          * asked for; another waiter may have handed the socket back meanwhile. */
-        uint64_t until2 = gas_rt_now_ns() + g->cfg.lease;
+        uint64_t until2 = gas_rt_now_ns() + lease_len(g);
         atomic_store(&g->lease_until, until2);
         lease_arm(g, until2);
         stand_aside(g);

@@ -50,6 +50,8 @@
 #define GAS_UDP_DUPTHRESH 3        /* later datagrams acknowledged before one counts as lost */
 #define GAS_UDP_MAX_OPS 65535      /* operations awaiting replies, per peer */
 #define GAS_UDP_NEVER UINT64_MAX
+#define GAS_UDP_LEASE_SHORT 200000u    /* automatic lease where threads have CPUs */
+#define GAS_UDP_LEASE_CROWDED 2000000u /* ... and where they do not (or get preempted) */
 
 struct gas_udp_cfg {
     uint32_t dgram_max;      /* largest datagram sent (UDP payload) */
@@ -64,7 +66,8 @@ struct gas_udp_cfg {
     int poll_mode;
     int gso;                     /* GAS_UDP_GSO: send runs of datagrams as one GSO message */
     uint64_t sleep_slice;        /* longest sleep in the socket (GAS_WAIT_SLICE, else 1 ms) */
-    uint64_t lease;              /* GAS_UDP_LEASE, or its automatic value */
+    uint64_t lease;              /* GAS_UDP_LEASE, or its automatic value at start */
+    int lease_auto;              /* GAS_UDP_LEASE=0: it may grow (lease_watch in progress.c) */
     uint32_t drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
     uint64_t fault_delay;
 };
@@ -192,6 +195,9 @@ struct gas_udp_state {
     atomic_int waiter_asleep;
     _Atomic uint64_t sleeper_until; /* when that waiter wakes at the latest */
     _Atomic uint64_t lease_until; /* an application thread polls the socket until then */
+    _Atomic uint64_t lease_ns;   /* the lease's length now (cfg.lease, or grown) */
+    _Atomic uint64_t preempt_since; /* the window in which preempted holders are counted */
+    atomic_uint preempt_n;       /* holders preempted past their lease in that window */
     int lease_tfd;               /* timerfd in the progress thread's set: fires when the lease may lapse */
     _Atomic uint64_t lease_armed; /* when lease_tfd fires (<= lease_until; 0: not armed) */
     pthread_mutex_t lease_lock;  /* guards pt_sock_on and the progress thread's epoll set */
