@@ -174,7 +174,9 @@ sec_veth() {
     note "whose progress thread has a core of its own (200 us); but here both \"hosts\" share"
     note "$(nproc) CPUs, and each look the progress thread takes at an expired lease preempts a"
     note "spinning thread.  2 ms is what the automatic rule picks where threads outnumber"
-    note "cores (docs/udp.md, \"Thread-mode wake-ups\")."
+    note "cores (docs/udp.md, \"Thread-mode wake-ups\"), and what the 200 us lease grows to"
+    note "once its holders lose it to preemption twice within a second: often only late in"
+    note "the short latency rows above."
     note ""
     VIA=("${ns[@]}" "${tail[@]}")
     run veth-thread-lease2ms 2 GAS_TRANSPORT=udp GAS_PROGRESS=thread GAS_UDP_LEASE=2ms -- \
