@@ -186,3 +186,5 @@ GAS_CONFIG_ROW(TEST_RDMA_QP_ERROR, UINT, "0", NULL,
                "Test only (sim device): the Nth work request of this rank that carries data or an atomic (empty writes are not counted) fails with retry-exceeded (0: never).")
 GAS_CONFIG_ROW(TEST_RDMA_ACCESS_ERROR, UINT, "0", NULL,
                "Test only (sim device): the Nth work request of this rank that carries data or an atomic (empty writes are not counted) fails with a remote access error (0: never).")
+GAS_CONFIG_ROW(TEST_RDMA_MARKER_ERROR, UINT, "0", NULL,
+               "Test only (sim device): the Nth empty write of this rank (a completion marker) fails with retry-exceeded (0: never).")

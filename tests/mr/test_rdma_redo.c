@@ -1,9 +1,11 @@
 /*
  * test_rdma_redo - what was in flight when a queue pair failed is redone
  * over udp, in an order that keeps every ordering promise
- * (GAS_TRANSPORT=rdma GAS_RDMA_DEVICE=sim with GAS_TEST_RDMA_QP_ERROR or
- * GAS_TEST_RDMA_ACCESS_ERROR, optionally GAS_TEST_RDMA_DELAY so that
- * requests queue behind the failing one and are flushed).
+ * (GAS_TRANSPORT=rdma GAS_RDMA_DEVICE=sim with GAS_TEST_RDMA_QP_ERROR,
+ * GAS_TEST_RDMA_ACCESS_ERROR, or GAS_TEST_RDMA_MARKER_ERROR: a completion
+ * marker fails, after everything before it completed; optionally
+ * GAS_TEST_RDMA_DELAY so that requests queue behind the failing one and are
+ * flushed).
  *
  * Every rank streams to its right neighbour, mostly with gas_put_nbi (inline,
  * staged and multi-stripe sizes), mixed with gas_put_nb + gas_wait,
@@ -172,8 +174,9 @@ int main(void)
         test_note("job: %" PRIu64 " RDMA errors, %" PRIu64 " requests or signals redone over udp, "
                   "%" PRIu64 " failed calls", sum[0], sum[1], sum[2]);
     const char *inject = getenv("GAS_TEST_RDMA_QP_ERROR"), *acc = getenv("GAS_TEST_RDMA_ACCESS_ERROR");
-    const char *redo = getenv("TEST_EXPECT_REDO");
-    if (t_nranks > 1 && ((inject && atoi(inject) > 0) || (acc && atoi(acc) > 0)))
+    const char *mark = getenv("GAS_TEST_RDMA_MARKER_ERROR"), *redo = getenv("TEST_EXPECT_REDO");
+    if (t_nranks > 1 && ((inject && atoi(inject) > 0) || (acc && atoi(acc) > 0) ||
+                         (mark && atoi(mark) > 0)))
         CHECK(sum[0] > 0, "no RDMA error was counted: the injection did not hit");
     if (t_nranks > 1 && redo && atoi(redo) > 0)
         CHECK(sum[1] > 0, "nothing was redone over udp");

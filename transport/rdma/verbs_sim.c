@@ -108,6 +108,7 @@ struct gas_vb_ctx {
     struct gas_vb_cq *cqs[SIM_MAX_CQ];   /* CQs with events, by slot */
     struct sim_remote *remotes;
     uint64_t wr_count, qp_error_at, access_error_at, delay_ns;
+    uint64_t marker_count, marker_error_at; /* empty writes, counted apart */
     uint32_t delay_ppm;
     uint64_t rng;
 };
@@ -178,10 +179,11 @@ static gas_status_t sim_open(const char *dev, unsigned port, struct gas_vb_ctx *
     pthread_mutex_init(&c->lock, NULL);
     c->qp_error_at = gas_rt_config_size(GAS_CFG_TEST_RDMA_QP_ERROR);
     c->access_error_at = gas_rt_config_size(GAS_CFG_TEST_RDMA_ACCESS_ERROR);
+    c->marker_error_at = gas_rt_config_size(GAS_CFG_TEST_RDMA_MARKER_ERROR);
     c->delay_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_TEST_RDMA_DELAY);
     c->delay_ns = gas_rt_config_ns(GAS_CFG_TEST_RDMA_DELAY_TIME);
     c->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
-    if (c->qp_error_at | c->access_error_at | c->delay_ppm)
+    if (c->qp_error_at | c->access_error_at | c->marker_error_at | c->delay_ppm)
         gas_log_warn_once("rdma", "sim fault injection is on (GAS_TEST_RDMA_*)");
     memset(info, 0, sizeof *info);
     snprintf(info->name, sizeof info->name, "sim");
@@ -570,15 +572,18 @@ static char *remote_mem(struct sim_remote *r, uint32_t rkey, uint64_t raddr, uin
 static int exec_wr(struct gas_vb_qp *qp, const gas_vb_send_wr_t *wr)
 {
     struct gas_vb_ctx *c = qp->ctx;
-    /* Injected faults count only requests that carry something: an empty
-     * write (a completion marker) with nothing behind it fails with nothing
-     * to redo, so a test expecting a redo could not tell where it landed. */
+    /* Injected faults count requests that carry something apart from empty
+     * writes (completion markers): a marker with nothing behind it fails
+     * with nothing to redo, so a test expecting a redo could not tell where
+     * it landed.  Markers have their own fault (GAS_TEST_RDMA_MARKER_ERROR). */
     if (wr->length || wr->opcode != GAS_VB_WR_RDMA_WRITE) {
         uint64_t n = ++c->wr_count;
         if (c->qp_error_at && n == c->qp_error_at)
             return GAS_VB_WC_RETRY_EXC_ERR;
         if (c->access_error_at && n == c->access_error_at)
             return GAS_VB_WC_REM_ACCESS_ERR;
+    } else if (c->marker_error_at && ++c->marker_count == c->marker_error_at) {
+        return GAS_VB_WC_RETRY_EXC_ERR;
     }
     struct sim_rq_sh *rq = &qp->rem->page->qp[qp->rem_idx];
     uint32_t rs = atomic_load_explicit(&rq->state, memory_order_acquire);
