@@ -3,7 +3,9 @@
 # its holders.  One rank in each of two network namespaces (so each rank sees
 # a node of its own, and the automatic rule picks the short lease: one rank
 # and its progress thread fit two CPUs), the whole job pinned to two CPUs
-# beside a busy loop on each: tests/mr/test_udp_lease, a put-signal ping-pong
+# beside a busy loop on each (gasrun --bind-to none: were the two CPUs on two
+# NUMA nodes, binding would give each rank one CPU, and the automatic rule the
+# long lease from the start): tests/mr/test_udp_lease, a put-signal ping-pong
 # with every payload checked.
 #   1. GAS_UDP_LEASE=0 (automatic): a rank must log that its lease grew.
 #   2. GAS_UDP_LEASE=200us (set by the user): no rank may change it.
@@ -32,7 +34,7 @@ trap 'cleanup; rm -f "$out"' EXIT
 run() { # GAS_UDP_LEASE value
     GAS_UDP_LEASE=$1 GAS_LOG_LEVEL=info GAS_PROGRESS=thread TEST_SECS=2 \
         taskset -c "${cpus[0]},${cpus[1]}" tests/scripts/netns-run.sh --limit 90 -- \
-        -n 2 --ppn 1 --timeout 60 "$TEST" >"$out" 2>&1
+        -n 2 --ppn 1 --bind-to none --timeout 60 "$TEST" >"$out" 2>&1
 }
 if ! run 0; then
     cat "$out"; echo "FAIL: the ping-pong failed with the automatic lease"; exit 1
