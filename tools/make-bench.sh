@@ -175,7 +175,7 @@ sec_veth() {
     note "$(nproc) CPUs, and each look the progress thread takes at an expired lease preempts a"
     note "spinning thread.  2 ms is what the automatic rule picks where threads outnumber"
     note "cores (docs/udp.md, \"Thread-mode wake-ups\"), and what the 200 us lease grows to"
-    note "once its holders lose it to preemption twice within a second: often only late in"
+    note "once its holders lose it to preemption twice within a second: sometimes only late in"
     note "the short latency rows above."
     note ""
     VIA=("${ns[@]}" "${tail[@]}")

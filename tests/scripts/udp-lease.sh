@@ -23,14 +23,13 @@ for c in $(seq 0 1023); do
 done
 [ ${#cpus[@]} -ge 2 ] || { echo "fewer than two usable CPUs"; exit 77; }
 hogs=()
-cleanup() { [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}" 2>/dev/null; wait 2>/dev/null; }
+out=$(mktemp)
+cleanup() { [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}" 2>/dev/null; wait 2>/dev/null; rm -f "$out"; }
 trap cleanup EXIT
 for c in "${cpus[@]}"; do
     taskset -c "$c" sh -c 'while :; do :; done' &
     hogs+=($!)
 done
-out=$(mktemp)
-trap 'cleanup; rm -f "$out"' EXIT
 run() { # GAS_UDP_LEASE value
     GAS_UDP_LEASE=$1 GAS_LOG_LEVEL=info GAS_PROGRESS=thread TEST_SECS=2 \
         taskset -c "${cpus[0]},${cpus[1]}" tests/scripts/netns-run.sh --limit 90 -- \

@@ -106,8 +106,8 @@ static uint64_t thread_ivcsw(void)
  * lease grow to its crowded length for the rest of the run (said once, at
  * info level): where the progress thread and the holder then take turns
  * with the socket, each also spinning, for a CPU that a third thread needs,
- * a round trip took 25-57 us instead of 17-20 us (two network namespaces
- * on a 2-CPU VM).
+ * a round trip took 20-57 us with the 200 us lease and 17-25 us with 2 ms
+ * (two network namespaces on a 2-CPU VM; docs/udp.md).
  */
 static void lease_watch(struct gas_udp_state *g, uint64_t now)
 {
@@ -147,28 +147,30 @@ static void lease_watch(struct gas_udp_state *g, uint64_t now)
  * not on every poll: re-arming costs ~8 us on a VM, where programming the
  * timer hardware traps to the hypervisor.)
  */
-static void lease_arm(struct gas_udp_state *g, uint64_t until)
+static int lease_arm(struct gas_udp_state *g, uint64_t until)
 {
     uint64_t armed = atomic_load(&g->lease_armed);
     uint64_t lease = lease_len(g);
     if (armed != 0 && armed <= until && armed + lease - lease / 8 >= until)
-        return;
+        return 0;
     if (!atomic_compare_exchange_strong(&g->lease_armed, &armed, until))
-        return; /* another thread re-armed it meanwhile */
+        return 0; /* another thread re-armed it meanwhile */
     struct itimerspec its = {.it_value = {.tv_sec = (time_t)(until / 1000000000u),
                                           .tv_nsec = (long)(until % 1000000000u)}};
     timerfd_settime(g->lease_tfd, TFD_TIMER_ABSTIME, &its, NULL);
-    if (g->cfg.lease_auto && lease < GAS_UDP_LEASE_CROWDED) {
-        my_ivcsw = thread_ivcsw(); /* lease_watch's baseline */
+    return 1;
+}
+
+/* lease_arm for the lease holder: when it re-arms, it also takes the
+ * baseline lease_watch compares against (the progress thread does not). */
+static void holder_arm(struct gas_udp_state *g, uint64_t until)
+{
+    if (lease_arm(g, until) && g->cfg.lease_auto && lease_len(g) < GAS_UDP_LEASE_CROWDED) {
+        my_ivcsw = thread_ivcsw();
         my_ivcsw_ns = gas_rt_now_ns();
     }
 }
 
-/*
- * An application thread polls the socket until `until`: the progress thread
- * stands aside.  It must still wake when the lease lapses (the application
- * thread may leave the library and compute): the lease timer wakes it.
- */
 /* The progress thread stops watching the socket (a thread holds the lease). */
 static void stand_aside(struct gas_udp_state *g)
 {
@@ -180,11 +182,16 @@ static void stand_aside(struct gas_udp_state *g)
     }
 }
 
+/*
+ * An application thread polls the socket until `until`: the progress thread
+ * stands aside.  It must still wake when the lease lapses (the application
+ * thread may leave the library and compute): the lease timer wakes it.
+ */
 static void lease_take(struct gas_udp_state *g, uint64_t until)
 {
     if (atomic_load_explicit(&g->lease_until, memory_order_relaxed) < until)
         atomic_store(&g->lease_until, until);
-    lease_arm(g, atomic_load(&g->lease_until));
+    holder_arm(g, atomic_load(&g->lease_until));
     stand_aside(g);
 }
 
@@ -399,7 +406,7 @@ static void *progress_main(void *arg)
             pthread_mutex_unlock(&g->rx_lock);
             now = gas_rt_now_ns();
         } else {
-            lease_arm(g, lease); /* renewed: wake at its new end */
+            (void)lease_arm(g, lease); /* renewed: wake at its new end */
         }
         n += gas_udp_timers_run(now);
         /* a lease holder asleep in the socket polls nothing else */
@@ -548,7 +555,7 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
          * asked for; another waiter may have handed the socket back meanwhile. */
         uint64_t until2 = gas_rt_now_ns() + lease_len(g);
         atomic_store(&g->lease_until, until2);
-        lease_arm(g, until2);
+        holder_arm(g, until2);
         stand_aside(g);
     }
     pthread_mutex_unlock(&g->sleep_lock);
