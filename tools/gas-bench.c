@@ -197,6 +197,27 @@ static const char *unknown_mode(const char *list)
     return NULL;
 }
 
+/* The first name of a --coll list that is not a collective (NULL: all are). */
+static const char *unknown_coll(const char *list)
+{
+    static char name[64];
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        int known = 0;
+        for (int c = 0; c < GAS_COLL_COUNT; c++) {
+            const char *cn = gas_coll_name((gas_coll_t)c);
+            if (cn && strlen(cn) == len && strncmp(p, cn, len) == 0)
+                known = 1;
+        }
+        if (!known) {
+            snprintf(name, sizeof name, "%.*s", (int)(len < 60 ? len : 60), p);
+            return name;
+        }
+        p += len + (p[len] == ',');
+    }
+    return NULL;
+}
+
 /* One point of a measured mode, collective. */
 static void run_point(struct bench *b, const struct mode *m, size_t mode_idx, size_t size,
                       double *samples)
@@ -529,6 +550,10 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
     const char *bad = unknown_mode(o->modes);
     if (bad) {
         snprintf(err, errlen, "unknown mode '%s' (see --help)", bad);
+        return -1;
+    }
+    if (o->colls && (bad = unknown_coll(o->colls)) != NULL) {
+        snprintf(err, errlen, "--coll: unknown collective '%s' (gas-info --coll lists them)", bad);
         return -1;
     }
     return 0;

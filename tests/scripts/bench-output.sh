@@ -80,3 +80,16 @@ if command -v jq >/dev/null; then
         >/dev/null || fail "--compare --json rows"
 fi
 echo "ok: --compare (--md, --plot, --json)"
+
+# bad options: exit 2 with a message naming the bad value, and no run
+for bad in "--mode nonesuch|unknown mode 'nonesuch'" \
+           "--mode coll-lat --coll allreduce,nonesuch|unknown collective 'nonesuch'" \
+           "--min-size 10 --max-size 1|--min-size is above --max-size"; do
+    args=${bad%%|*} want=${bad#*|}
+    # shellcheck disable=SC2086
+    run $args >"$T/bad" 2>&1
+    st=$?
+    [ "$st" = 2 ] || fail "gas-bench $args: exit status $st, expected 2"
+    grep -qF -- "$want" "$T/bad" || fail "gas-bench $args: no '$want' in $(head -2 "$T/bad")"
+done
+echo "ok: bad options are refused"
