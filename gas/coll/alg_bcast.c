@@ -184,8 +184,9 @@ gas_status_t gas_co_scatter_binomial(struct gas_co_sched *s, const struct gas_co
             buf = t;
         }
     } else {
+        /* a leaf receives into dst, which may be NULL when count is 0 */
         char *t = sub == 1 ? a->dst : gas_co_tmp(s, (size_t)sub * blk);
-        if (t == NULL)
+        if (sub != 1 && t == NULL)
             return s->status;
         gas_co_recv(s, REL(g, a, vr - mask), t, (size_t)sub * blk);
         gas_co_round(s);

@@ -566,6 +566,53 @@ static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
     }
 }
 
+/*
+ * Count 0 with NULL buffers is a valid call (NULL is an error only with
+ * count > 0): every collective x every algorithm, each followed by an
+ * allreduce that must see no message left over from it.
+ */
+static void t_zero_null(const struct tteam *tt)
+{
+    size_t zeros[64] = {0};
+    if (tt->n > 64)
+        return;
+    for (int coll = 0; coll < GAS_COLL_COUNT; coll++) {
+        if (coll == GAS_COLL_BARRIER)
+            continue;
+        for (int ai = 1;; ai++) {
+            const char *alg = gas_coll_algorithm((gas_coll_t)coll, ai);
+            int is_auto = alg == NULL;
+            if (is_auto)
+                alg = "auto";
+            MUST(gas_coll_set_algorithm((gas_coll_t)coll, alg));
+            int root = (int)(callno % (uint64_t)tt->n);
+            describe(tt, gas_coll_name((gas_coll_t)coll), alg, GAS_INT32, GAS_OP_SUM, 0, root);
+            ++callno;
+            gas_team_t t = tt->team;
+            switch (coll) {
+            case GAS_COLL_BROADCAST: ST(gas_broadcast(t, NULL, 0, GAS_INT32, root)); break;
+            case GAS_COLL_REDUCE: ST(gas_reduce(t, NULL, NULL, 0, GAS_INT32, GAS_OP_SUM, root)); break;
+            case GAS_COLL_ALLREDUCE: ST(gas_allreduce(t, NULL, NULL, 0, GAS_INT32, GAS_OP_SUM)); break;
+            case GAS_COLL_ALLGATHER: ST(gas_allgather(t, NULL, NULL, 0, GAS_INT32)); break;
+            case GAS_COLL_ALLGATHERV: ST(gas_allgatherv(t, NULL, NULL, zeros, NULL, GAS_INT32)); break;
+            case GAS_COLL_ALLTOALL: ST(gas_alltoall(t, NULL, NULL, 0, GAS_INT32)); break;
+            case GAS_COLL_ALLTOALLV:
+                ST(gas_alltoallv(t, NULL, zeros, NULL, NULL, zeros, NULL, GAS_INT32));
+                break;
+            case GAS_COLL_REDUCE_SCATTER: ST(gas_reduce_scatter(t, NULL, NULL, 0, GAS_INT32, GAS_OP_SUM)); break;
+            case GAS_COLL_GATHER: ST(gas_gather(t, NULL, NULL, 0, GAS_INT32, root)); break;
+            case GAS_COLL_SCATTER: ST(gas_scatter(t, NULL, NULL, 0, GAS_INT32, root)); break;
+            }
+            MUST(gas_coll_set_algorithm((gas_coll_t)coll, "auto"));
+            int32_t one = 1, sum = 0;
+            ST(gas_allreduce(t, &sum, &one, 1, GAS_INT32, GAS_OP_SUM));
+            CHECK(sum == tt->n, "%s: the allreduce after it gave %d, expected %d", what, (int)sum, tt->n);
+            if (is_auto)
+                break;
+        }
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Non-blocking, concurrency, errors                                         */
 /* ------------------------------------------------------------------------ */
@@ -869,6 +916,7 @@ int main(int argc, char **argv)
         if (teams[i].team == GAS_TEAM_NULL)
             continue;
         run_matrix(&teams[i], stamps);
+        t_zero_null(&teams[i]);
         if (teams[i].me == 0)
             test_note("team %s (%d ranks): matrix passed %s in %.1f s", teams[i].name, teams[i].n,
                       t_failures ? "WITH FAILURES" : "", test_elapsed() - t0);
