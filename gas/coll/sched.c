@@ -304,6 +304,8 @@ static int run_cond(void *arg)
 {
     struct run_wait *w = arg;
     struct gas_co_sched *s = w->s;
+    if (s->done && !s->queued)
+        return 1;   /* out of its team's queue: the team may be gone (destroyed) */
     team_pump(s->team);
     if (s->done)
         return 1;
@@ -376,7 +378,9 @@ static gas_status_t complete_handle(struct gas_op *op, int block, int *done_p)
         gas_status_t st = wait_done(s);
         if (st == GAS_ERR_TIMEOUT)
             return st;   /* the handle stays valid */
-    } else {
+    } else if (!s->done || s->queued) {
+        /* (a schedule out of the queue is not pumped: gas_team_destroy may
+         * have completed it and freed its team before this wait/test) */
         gas_rt_progress();
         team_pump(s->team);
     }

@@ -941,6 +941,31 @@ int main(int argc, char **argv)
     MUST(gas_team_destroy(col));
     MUST(gas_team_destroy(node));
     MUST(gas_team_destroy(solo));
+    /* a non-blocking collective's handle outlives its team: gas_team_destroy
+     * completes it, and gas_wait / gas_test afterwards only free the handle
+     * (the sanitizers test catches a touch of the freed team) */
+    for (int i = 0; i < 4; i++) {
+        gas_team_t t;
+        MUST(gas_team_split_strided(GAS_TEAM_WORLD, 0, 1, n, &t));
+        int64_t src = me + i, sum = -1;
+        gas_handle_t h, hb;
+        CHECK_OK(gas_allreduce_nb(t, &sum, &src, 1, GAS_INT64, GAS_OP_SUM, &h));
+        CHECK_OK(gas_team_barrier_nb(t, &hb));
+        MUST(gas_team_destroy(t));
+        if (i % 2) {
+            int done = 0;
+            CHECK_OK(gas_test(h, &done));
+            CHECK(done, "gas_test after gas_team_destroy: the allreduce is not done");
+            CHECK_OK(gas_test(hb, &done));
+            CHECK(done, "gas_test after gas_team_destroy: the barrier is not done");
+        } else {
+            CHECK_OK(gas_wait(h));
+            CHECK_OK(gas_wait(hb));
+        }
+        int64_t want = (int64_t)n * (n - 1) / 2 + (int64_t)n * i;
+        CHECK(sum == want, "non-blocking allreduce completed by gas_team_destroy: %" PRId64
+              ", expected %" PRId64, sum, want);
+    }
     /* slots come back: create and destroy more teams than there are slots */
     for (int i = 0; i < 40; i++) {
         gas_team_t t;
