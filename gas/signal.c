@@ -85,6 +85,7 @@ struct wait_arg {
     int is_signed;
     gas_cmp_t cmp;
     uint64_t value;
+    int lost;         /* a rank given up on (-1: none) */
 };
 
 static int compare(const struct wait_arg *w, uint64_t cur)
@@ -108,12 +109,17 @@ static int compare(const struct wait_arg *w, uint64_t cur)
     return 0;
 }
 
+/* The condition holds, or a rank was given up on (the write may never come). */
 static int wait_cond(void *arg)
 {
-    const struct wait_arg *w = arg;
+    struct wait_arg *w = arg;
     uint64_t cur = w->width == 4 ? __atomic_load_n((const uint32_t *)w->ivar, __ATOMIC_ACQUIRE)
                                  : __atomic_load_n((const uint64_t *)w->ivar, __ATOMIC_ACQUIRE);
-    return compare(w, cur);
+    if (compare(w, cur))
+        return 1;
+    if (gas_tl_lost_count() > 0)
+        w->lost = gas_tl_first_lost(NULL, gas_gs.nranks);
+    return w->lost >= 0;
 }
 
 static gas_status_t wait_until(const char *call, struct wait_arg *w)
@@ -130,29 +136,36 @@ static gas_status_t wait_until(const char *call, struct wait_arg *w)
         return gas_rt_error(GAS_ERR_INVALID, call, "unknown comparison %d", (int)w->cmp);
     char what[96];
     snprintf(what, sizeof what, "the value at %p to satisfy the condition", w->ivar);
-    return gas_rt_wait(wait_cond, w, w->ivar, call, what);
+    w->lost = -1;
+    st = gas_rt_wait(wait_cond, w, w->ivar, call, what);
+    if (st == GAS_OK && w->lost >= 0)
+        st = gas_rt_error(GAS_ERR_PEER, call,
+                          "rank %d is dead or unreachable (udp gave up on it after "
+                          "GAS_UDP_PEER_TIMEOUT): the value at %p may never be written",
+                          w->lost, w->ivar);
+    return st;
 }
 
 GAS_EXPORT gas_status_t gas_wait_until_i32(const int32_t *ivar, gas_cmp_t cmp, int32_t value)
 {
-    struct wait_arg w = {ivar, 4, 1, cmp, (uint32_t)value};
+    struct wait_arg w = {ivar, 4, 1, cmp, (uint32_t)value, -1};
     return wait_until("gas_wait_until_i32", &w);
 }
 
 GAS_EXPORT gas_status_t gas_wait_until_u32(const uint32_t *ivar, gas_cmp_t cmp, uint32_t value)
 {
-    struct wait_arg w = {ivar, 4, 0, cmp, value};
+    struct wait_arg w = {ivar, 4, 0, cmp, value, -1};
     return wait_until("gas_wait_until_u32", &w);
 }
 
 GAS_EXPORT gas_status_t gas_wait_until_i64(const int64_t *ivar, gas_cmp_t cmp, int64_t value)
 {
-    struct wait_arg w = {ivar, 8, 1, cmp, (uint64_t)value};
+    struct wait_arg w = {ivar, 8, 1, cmp, (uint64_t)value, -1};
     return wait_until("gas_wait_until_i64", &w);
 }
 
 GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, uint64_t value)
 {
-    struct wait_arg w = {ivar, 8, 0, cmp, value};
+    struct wait_arg w = {ivar, 8, 0, cmp, value, -1};
     return wait_until("gas_wait_until_u64", &w);
 }

@@ -15,6 +15,7 @@
  * peer keeps every rank's counters in step.
  */
 #include "internal.h"
+#include "runtime/clock.h"
 #include "runtime/wait.h"
 
 #include <stddef.h>
@@ -51,12 +52,28 @@ GAS_EXPORT gas_status_t gas_quiet(void)
 struct round_wait {
     const uint64_t *count;
     uint64_t epoch;
+    int from;         /* the rank whose signal it is */
+    int lost;         /* ended because a peer was declared dead */
+    uint64_t probe_at; /* when to probe `from` next (gas_tl_probe) */
 };
 
+/* The round's signal came, or a rank was given up on (then it never may).
+ * Waiting long, it probes the sender, so that a silent one is given up on. */
 static int round_arrived(void *arg)
 {
-    const struct round_wait *w = arg;
-    return __atomic_load_n(w->count, __ATOMIC_ACQUIRE) >= w->epoch;
+    struct round_wait *w = arg;
+    if (__atomic_load_n(w->count, __ATOMIC_ACQUIRE) >= w->epoch)
+        return 1;
+    if (gas_tl_lost_count() > 0 && gas_tl_first_lost(NULL, gas_gs.nranks) >= 0)
+        w->lost = 1;
+    uint64_t now = gas_rt_now_ns();
+    if (w->probe_at == 0) {
+        w->probe_at = now + GAS_TL_PROBE_AFTER_NS;
+    } else if (now >= w->probe_at) {
+        w->probe_at = now + GAS_TL_PROBE_AFTER_NS / 4;
+        gas_tl_probe(w->from);
+    }
+    return w->lost;
 }
 
 /* A barrier whose wait timed out: the next call resumes it where it stopped. */
@@ -114,11 +131,17 @@ gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *m
         int to = (me + dist) % P, from = (me - dist % P + P) % P;
         if (!(resume && k == first_round) && (st = send_round(to, k, parity, mm)) != GAS_OK)
             return st;
-        struct round_wait w = {&area->count[k], e};
+        struct round_wait w = {&area->count[k], e, from, 0, 0};
         char what[96];
         snprintf(what, sizeof what, "round %d of barrier %llu (a signal from rank %d)", k,
                  (unsigned long long)e, from);
-        if ((st = gas_rt_wait(round_arrived, &w, w.count, call, what)) != GAS_OK) {
+        st = gas_rt_wait(round_arrived, &w, w.count, call, what);
+        if (st == GAS_OK && w.lost)
+            st = gas_rt_error(GAS_ERR_PEER, call,
+                              "rank %d is dead or unreachable (udp gave up on it after "
+                              "GAS_UDP_PEER_TIMEOUT): the barrier cannot complete",
+                              gas_tl_first_lost(NULL, gas_gs.nranks));
+        if (st != GAS_OK) {
             interrupted.active = 1;
             interrupted.epoch = e;
             interrupted.round = k;

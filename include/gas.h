@@ -105,7 +105,10 @@ typedef enum gas_status {
 
     /* peers and the system */
     GAS_ERR_TIMEOUT = -40,       /* a wait passed its deadline (GAS_TIMEOUT) */
-    GAS_ERR_PEER = -41,          /* a peer is dead or unreachable */
+    GAS_ERR_PEER = -41,          /* a peer is dead or unreachable (udp: nothing
+                                  * acknowledged for GAS_UDP_PEER_TIMEOUT); then
+                                  * barriers, collectives and gas_wait_until that
+                                  * may need it fail with it too (docs/udp.md) */
     GAS_ERR_IO = -42,            /* a system call failed */
     GAS_ERR_BOOTSTRAP = -43,     /* the launcher/rendezvous failed */
     GAS_ERR_INTERNAL = -59       /* a bug in libgas */

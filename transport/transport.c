@@ -7,6 +7,7 @@
 #include "runtime/error.h"
 #include "runtime/log.h"
 #include "runtime/wait.h"
+#include "transport/udp/ctrl.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -217,6 +218,36 @@ gas_status_t gas_tl_quiet_all(void)
         }
     }
     return GAS_OK;
+}
+
+int gas_tl_lost_count(void)
+{
+    return gas_udp_dead_count();
+}
+
+int gas_tl_rank_lost(int rank)
+{
+    return gas_udp_dead_count() > 0 && gas_udp_peer_lost(rank);
+}
+
+int gas_tl_first_lost(const int *ranks, int n)
+{
+    if (gas_udp_dead_count() == 0)
+        return -1;
+    gas_udp_announce();   /* a loss seen here first: tell the others */
+    for (int i = 0; i < n; i++) {
+        int r = ranks ? ranks[i] : i;
+        if (gas_udp_peer_lost(r))
+            return r;
+    }
+    return -1;
+}
+
+void gas_tl_probe(int rank)
+{
+    gas_tl_peer_t *p;
+    if (gas_tl_peer(rank, &p) == GAS_OK && p->ops->id != GAS_TL_SHM)
+        gas_udp_probe(rank);
 }
 
 gas_status_t gas_tl_peer_addr(int rank, enum gas_tl_id id, void *buf, size_t cap, size_t *len_p)

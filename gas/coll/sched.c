@@ -16,6 +16,7 @@
  */
 #include "coll.h"
 #include "alloc/arena_fast.h"
+#include "runtime/clock.h"
 #include "runtime/wait.h"
 
 #include <stdio.h>
@@ -298,7 +299,22 @@ int gas_co_progress_all(void)
 struct run_wait {
     struct gas_co_sched *s;
     unsigned polls;
+    uint64_t probe_at;   /* when to probe the members waited for (probe_waited) */
 };
+
+/* Probe the members whose messages or credits the team's running schedule
+ * still waits for in its current round (gas_tl_probe): a silent one off this
+ * node is then declared dead, and the wait fails instead of hanging. */
+static void probe_waited(gas_team_t t)
+{
+    struct gas_co_sched *h = t->qhead;
+    if (h == NULL || t->busy || h->cur >= h->nrounds)
+        return;
+    size_t lo = h->cur ? h->round_end[h->cur - 1] : 0, hi = h->round_end[h->cur];
+    for (size_t i = lo; i < hi; i++)
+        if (is_comm(&h->ops[i]) && !op_done(&h->ops[i]))
+            gas_tl_probe(t->world[h->ops[i].peer]);
+}
 
 static int run_cond(void *arg)
 {
@@ -311,13 +327,26 @@ static int run_cond(void *arg)
         return 1;
     if (++w->polls % PROBE_EVERY == 0 && s->team->qhead == s && !s->team->busy)
         gas_co_chan_probe(s);
+    uint64_t now = gas_rt_now_ns();
+    if (w->probe_at == 0) {
+        w->probe_at = now + GAS_TL_PROBE_AFTER_NS;
+    } else if (now >= w->probe_at) {
+        w->probe_at = now + GAS_TL_PROBE_AFTER_NS / 4;
+        probe_waited(s->team);
+    }
+    if (s->status == GAS_OK && gas_tl_lost_count() > 0 && gas_co_lost_member(s->team) >= 0) {
+        const char *c = gas_coll_name((gas_coll_t)s->call.coll);
+        char what[64];
+        snprintf(what, sizeof what, "its collective #%u (gas_%s)", s->call.seq, c ? c : "?");
+        s->status = gas_co_lost_error(s->team, s->callname, what);
+    }
     return s->status != GAS_OK;
 }
 
 /* Wait until s is done (it stays allocated). */
 static gas_status_t wait_done(struct gas_co_sched *s)
 {
-    struct run_wait w = {s, 0};
+    struct run_wait w = {s, 0, 0};
     if (run_cond(&w))
         return GAS_OK;
     gas_team_t t = s->team;

@@ -13,6 +13,7 @@
  */
 #include "coll.h"
 #include "alloc/arena_fast.h"
+#include "runtime/clock.h"
 #include "runtime/config.h"
 #include "runtime/node.h"
 #include "runtime/wait.h"
@@ -503,11 +504,41 @@ GAS_EXPORT gas_status_t gas_team_translate(gas_team_t from, int rank, gas_team_t
 
 struct quiesce_wait {
     const uint64_t *word;
+    gas_team_t team;
+    int from;          /* world rank of the signal's sender */
+    int lost;          /* a member was declared dead */
+    uint64_t probe_at; /* when to probe `from` next */
 };
 
+/* As the world barrier's round_arrived (gas/sync.c), for the team's last barrier. */
 static int quiesce_arrived(void *arg)
 {
-    return __atomic_load_n(((struct quiesce_wait *)arg)->word, __ATOMIC_ACQUIRE) >= 1;
+    struct quiesce_wait *w = arg;
+    if (__atomic_load_n(w->word, __ATOMIC_ACQUIRE) >= 1)
+        return 1;
+    if (gas_tl_lost_count() > 0 && gas_co_lost_member(w->team) >= 0)
+        w->lost = 1;
+    uint64_t now = gas_rt_now_ns();
+    if (w->probe_at == 0) {
+        w->probe_at = now + GAS_TL_PROBE_AFTER_NS;
+    } else if (now >= w->probe_at) {
+        w->probe_at = now + GAS_TL_PROBE_AFTER_NS / 4;
+        gas_tl_probe(w->from);
+    }
+    return w->lost;
+}
+
+int gas_co_lost_member(gas_team_t t)
+{
+    return gas_tl_first_lost(t->world, t->size);
+}
+
+gas_status_t gas_co_lost_error(gas_team_t t, const char *call, const char *what)
+{
+    return gas_rt_error(GAS_ERR_PEER, call,
+                        "rank %d of the team is dead or unreachable (udp gave up on it after "
+                        "GAS_UDP_PEER_TIMEOUT): %s cannot complete",
+                        gas_co_lost_member(t), what);
 }
 
 GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
@@ -536,12 +567,15 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
         st = gas_tl_amo(peer, &a, NULL);
         if (st < 0)
             return st;
-        struct quiesce_wait w = {&team->quiesce[k]};
+        struct quiesce_wait w = {&team->quiesce[k], team, team->world[(me - dist % P + P) % P],
+                                 0, 0};
         char what[96];
         snprintf(what, sizeof what, "round %d of the team's last barrier (from rank %d)", k,
                  team->world[(me - dist % P + P) % P]);
         if ((st = gas_rt_wait(quiesce_arrived, &w, w.word, call, what)) != GAS_OK)
             return st;
+        if (w.lost)
+            return gas_co_lost_error(team, call, "the team's last barrier");
     }
     if ((st = gas_tl_quiet_all()) != GAS_OK)
         return st;

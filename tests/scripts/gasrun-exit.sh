@@ -18,6 +18,16 @@ expect_faster 5000 "early-exit"
 check_clean "early-exit"
 pass "early exit during a barrier -> $RC in ${MS} ms"
 
+# A libgas rank that exits 0 without gas_finalize while the others wait in
+# gas_barrier (a data-plane barrier gasrun cannot see): gasrun says so at
+# once; the job ends by --timeout.
+GAS_TEST_EXIT_RANK=1 run_job -n 2 --timeout 3 "$BUILD/tests/gasrun/gas_hang" "$MARK"
+expect_rc 124 "exit 0 without gas_finalize"
+expect_err "rank 1 exited with status 0 without calling gas_finalize while 1 rank still runs" \
+    "exit 0 without gas_finalize"
+check_clean "exit 0 without gas_finalize"
+pass "exit 0 without gas_finalize is reported"
+
 # Programs that never speak the protocol are fine.
 run_job -n 3 sh -c 'exit 0' "$MARK"
 expect_rc 0 "sh exit 0"

@@ -130,6 +130,7 @@ struct gr_job {
     int live;               /* ranks running */
     int *gone;              /* ranks that are gone, in order */
     int ngone;
+    bool warned_nofini;     /* said once that a rank left without gas_finalize */
     struct gr_rdv *rdv;
 
     int exit_code;          /* -1 until the first failure or the end decides it */

@@ -1,6 +1,7 @@
 /* reap.c - collect exited children; the first failing rank fails the job. */
 #include "gasrun.h"
 #include "log.h"
+#include "rendezvous.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -25,6 +26,19 @@ void gr_rank_gone_check(struct gr_job *job, int r)
         return;
     rk->gone = true;
     job->gone[job->ngone++] = r;
+    /* Not a failure (the others may be leaving too), but the usual cause of
+     * a job that then hangs in a barrier over shm or udp, which gasrun
+     * cannot see: say so once, while others still run. */
+    if (job->live > 0 && job->rdv && gr_rdv_helloed(job->rdv, (uint32_t)r) &&
+        !gr_rdv_sent_fini(job->rdv, (uint32_t)r) && !job->warned_nofini) {
+        char name[128];
+        job->warned_nofini = true;
+        gr_msg("%s exited with status 0 without calling gas_finalize while %d rank%s still "
+               "run%s; a barrier or collective that needs it cannot complete (the job then "
+               "ends only by --timeout or GAS_TIMEOUT)",
+               gr_rank_name(job, r, name), job->live, job->live == 1 ? "" : "s",
+               job->live == 1 ? "s" : "");
+    }
     gr_job_check_stuck(job);
 }
 

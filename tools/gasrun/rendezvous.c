@@ -615,3 +615,8 @@ bool gr_rdv_sent_fini(const struct gr_rdv *s, uint32_t rank)
 {
     return rank < s->nranks && s->ranks[rank].fini;
 }
+
+bool gr_rdv_helloed(const struct gr_rdv *s, uint32_t rank)
+{
+    return rank < s->nranks && s->ranks[rank].helloed;
+}

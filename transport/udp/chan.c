@@ -7,6 +7,7 @@
  * channel table's are called with the channel's lock held.
  */
 #include "transport/udp/udp.h"
+#include "transport/udp/ctrl.h"
 #include "alloc/segment.h"
 #include "runtime/clock.h"
 #include "runtime/boot_wire.h"
@@ -337,6 +338,7 @@ void gas_udp_chan_kill(struct gas_udp_chan *ch, const char *why)
                  why);
     }
     atomic_store(&ch->dead, 1);
+    gas_udp_lost_set(ch->rank, 0);
     char as[48];
     gas_udp_addr_str(&ch->addr, as, sizeof as);
     gas_log_warn("udp", "rank %d (%s) declared dead: %s", ch->rank, as, why);

@@ -6,7 +6,9 @@
 #include "transport/udp/ctrl.h"
 #include "transport/udp/udp.h"
 #include "runtime/clock.h"
+#include "runtime/boot_wire.h"
 #include "runtime/error.h"
+#include "runtime/log.h"
 #include "runtime/wait.h"
 
 #include <errno.h>
@@ -16,6 +18,9 @@
 
 static _Atomic(gas_udp_ctrl_fn) handler;
 
+#define GAS_UDP_CTRL_DEAD 0xf1   /* "I gave up on rank <u32 at 4>" */
+enum { LOST_HERE = 1, LOST_ANNOUNCED, LOST_REPORTED };
+
 void gas_udp_ctrl_set_handler(gas_udp_ctrl_fn fn)
 {
     atomic_store(&handler, fn);
@@ -24,11 +29,23 @@ void gas_udp_ctrl_set_handler(gas_udp_ctrl_fn fn)
 static void append_ctrl(struct gas_udp_chan *ch, const void *msg, size_t len)
 {
     struct gas_udp_rec r = {.type = GAS_UDP_R_CTRL, .dlen = (uint16_t)len};
-    memcpy(gas_udp_chan_append(ch, &r), msg, len);
+    void *at = gas_udp_chan_append(ch, &r);
+    if (len)
+        memcpy(at, msg, len);
 }
 
 void gas_udp_ctrl_in(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
 {
+    if (r->dlen == 0)
+        return;   /* a liveness probe (gas_udp_probe): its acknowledgement is all */
+    if (r->data[0] >= GAS_UDP_CTRL_OWN) {
+        if (r->data[0] == GAS_UDP_CTRL_DEAD && r->dlen >= 8) {
+            uint32_t lost = gas_boot_get_u32(r->data + 4);
+            if (lost < (uint32_t)gas_udp_g.env.nranks && (int)lost != gas_udp_g.env.rank)
+                gas_udp_lost_set((int)lost, 1);
+        }
+        return;
+    }
     gas_udp_ctrl_fn fn = atomic_load(&handler);
     unsigned char reply[GAS_UDP_CTRL_MAX];
     size_t n = fn ? fn(ch->rank, r->data, r->dlen, reply, sizeof reply) : 0;
@@ -95,8 +112,75 @@ gas_status_t gas_udp_drain(int rank, const char *call)
 
 int gas_udp_peer_dead(int rank)
 {
+    if (gas_udp_g.chans == NULL)
+        return 0;   /* udp is not running */
     struct gas_udp_chan *ch = gas_udp_chan_get(rank, 0);
     return ch != NULL && atomic_load(&ch->dead);
+}
+
+void gas_udp_probe(int rank)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    if (g->chans == NULL)
+        return;
+    struct gas_udp_chan *ch = gas_udp_chan_get(rank, 1);
+    if (ch == NULL || atomic_load(&ch->dead))
+        return;
+    uint64_t now = gas_rt_now_ns();
+    pthread_mutex_lock(&ch->lock);
+    if (!atomic_load(&ch->dead) && now - ch->alive_probe_ns >= g->cfg.peer_timeout / 4 &&
+        ch->una == ch->next_seq && atomic_load(&ch->cacked) == ch->next_seq &&
+        gas_udp_chan_room(ch, gas_udp_rec_fixed(GAS_UDP_R_CTRL, 0), 0) != GAS_UDP_NOROOM) {
+        ch->alive_probe_ns = now;
+        append_ctrl(ch, NULL, 0);
+        gas_udp_chan_seal(ch, now);
+        gas_udp_chan_push(ch, now, 1);
+    }
+    pthread_mutex_unlock(&ch->lock);
+}
+
+int gas_udp_dead_count(void)
+{
+    return atomic_load_explicit(&gas_udp_g.ndead, memory_order_acquire);
+}
+
+void gas_udp_lost_set(int rank, int reported)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    unsigned char was = 0;
+    if (g->lost == NULL ||
+        !atomic_compare_exchange_strong(&g->lost[rank], &was, reported ? LOST_REPORTED : LOST_HERE))
+        return;
+    if (!reported)
+        atomic_fetch_add(&g->unannounced, 1);
+    else
+        gas_log_warn("udp", "rank %d is lost: another rank gave up on it", rank);
+    atomic_fetch_add(&g->ndead, 1);
+}
+
+int gas_udp_peer_lost(int rank)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    return g->lost != NULL && atomic_load(&g->lost[rank]) != 0;
+}
+
+void gas_udp_announce(void)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    if (g->lost == NULL || atomic_load(&g->unannounced) == 0)
+        return;
+    int n = g->env.nranks;
+    for (int r = 0; r < n; r++) {
+        unsigned char here = LOST_HERE;
+        if (!atomic_compare_exchange_strong(&g->lost[r], &here, LOST_ANNOUNCED))
+            continue;
+        atomic_fetch_sub(&g->unannounced, 1);
+        unsigned char msg[8] = {GAS_UDP_CTRL_DEAD};
+        gas_boot_put_u32(msg + 4, (uint32_t)r);
+        for (int q = 0; q < n; q++)
+            if (q != g->env.rank && atomic_load(&g->lost[q]) == 0)
+                (void)gas_udp_ctrl_send(q, msg, sizeof msg);   /* best effort */
+    }
 }
 
 gas_status_t gas_udp_set_event_source(int fd, gas_udp_event_fn fn)

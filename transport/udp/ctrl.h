@@ -30,6 +30,31 @@ gas_status_t gas_udp_drain(int rank, const char *call);
 
 /* Whether udp gave up on rank (nothing acknowledged for GAS_UDP_PEER_TIMEOUT). */
 int gas_udp_peer_dead(int rank);
+/*
+ * Ranks lost: those udp gave up on here, and those another rank reported it
+ * gave up on.  A rank that gives up on a peer tells every other rank (a
+ * control message udp handles itself, first byte GAS_UDP_CTRL_OWN or above;
+ * other transports' messages start below it), so that a rank whose wait
+ * depends on the lost one only through others fails too.
+ * gas_udp_dead_count: how many (grows only; 0 before init); gas_udp_peer_lost:
+ * whether rank is one.  gas_udp_announce: send the reports not yet sent
+ * (called by waits that saw a loss, outside udp's locks).
+ */
+#define GAS_UDP_CTRL_OWN 0xf0
+int gas_udp_dead_count(void);
+int gas_udp_peer_lost(int rank);
+void gas_udp_announce(void);
+/* Record rank as lost (reported: by another rank's message, else declared here). */
+void gas_udp_lost_set(int rank, int reported);
+
+/*
+ * A liveness probe: when nothing to rank is unacknowledged, send it an empty
+ * control record, which it acknowledges and otherwise ignores, so that a
+ * peer gone silent is declared dead after GAS_UDP_PEER_TIMEOUT like one with
+ * operations outstanding.  At most one every quarter of that timeout per
+ * peer; for waits that have waited long on a peer they send nothing to.
+ */
+void gas_udp_probe(int rank);
 
 /*
  * Another transport's event source, served by udp's progress (rdma: the

@@ -117,6 +117,7 @@ static void release(void)
     free(g->rx_bufs);
     free(g->active);
     free((void *)g->chans);
+    free((void *)g->lost);
     gas_udp_sock_close();
     if (g->epfd >= 0)
         close(g->epfd);
@@ -168,9 +169,10 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
         g->cfg.dgram_max = imtu - GAS_UDP_IP_UDP_OVERHEAD; /* the interface's MTU is smaller */
     g->chans = calloc((size_t)env->nranks, sizeof *g->chans);
     g->active = calloc((size_t)env->nranks, sizeof *g->active);
+    g->lost = calloc((size_t)env->nranks, sizeof *g->lost);
     g->rx_bufs = calloc(GAS_UDP_BATCH, sizeof *g->rx_bufs);
     st = GAS_ERR_NOMEM;
-    if (g->chans == NULL || g->active == NULL || g->rx_bufs == NULL)
+    if (g->chans == NULL || g->active == NULL || g->lost == NULL || g->rx_bufs == NULL)
         goto err_nomem;
     for (unsigned i = 0; i < GAS_UDP_BATCH; i++)
         if ((g->rx_bufs[i] = malloc(g->cfg.dgram_accept)) == NULL)

@@ -145,6 +145,7 @@ struct gas_udp_chan {
     uint64_t pace_at;            /* paced: the next datagram may leave then (0: none waits) */
     uint64_t spur_cwnd, spur_ssthresh; /* the window before that timeout, to restore */
     uint64_t last_progress_ns, retry_ns;
+    uint64_t alive_probe_ns;     /* last liveness probe (gas_udp_probe) */
     uint64_t last_rx_ns;         /* the peer's last datagram */
     uint64_t probe_ns;           /* last completion probe; its interval backs off */
     unsigned probe_backoff;
@@ -201,6 +202,9 @@ struct gas_udp_state {
     int lease_tfd;               /* timerfd in the progress thread's set: fires when the lease may lapse */
     _Atomic uint64_t lease_armed; /* when lease_tfd fires (<= lease_until; 0: not armed) */
     pthread_mutex_t lease_lock;  /* guards pt_sock_on and the progress thread's epoll set */
+    atomic_int ndead;            /* ranks lost: declared dead here or reported (gas_udp_dead_count) */
+    atomic_int unannounced;      /* of those, declared here and not yet told to the others */
+    _Atomic unsigned char *lost; /* by rank: 0, LOST_HERE, LOST_ANNOUNCED, LOST_REPORTED (ctrl.c) */
     pthread_mutex_t ext_lock;    /* held while the event source's fn runs (ctrl.h) */
     _Atomic(int (*)(int)) ext_fn;
     int ext_fd;
