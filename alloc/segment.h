@@ -41,7 +41,8 @@ struct gas_al_seg_hdr {
     uint32_t flags;
     uint64_t size;
     uint64_t arena_floor;     /* lowest offset of gas_alloc memory (alloc/space.h) */
-    char pad2[64 - 32];
+    uint64_t heap_top;        /* the heap ends at or below it (space.h: limit) */
+    char pad2[64 - 40];
     gas_rt_doorbell_t doorbell __attribute__((aligned(64))); /* rung after remote writes */
 };
 

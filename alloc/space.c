@@ -9,6 +9,22 @@ static void set_floor(struct gas_al_space *s, uint64_t floor)
         __atomic_store_n(s->published, floor, __ATOMIC_RELEASE);
 }
 
+/* Under s->lock (or before any thread runs). */
+static void set_limit(struct gas_al_space *s, uint64_t limit)
+{
+    s->limit = limit;
+    if (s->published_top)
+        __atomic_store_n(s->published_top, limit, __ATOMIC_RELEASE);
+}
+
+void gas_al_space_publish_top(struct gas_al_space *s, uint64_t *top)
+{
+    pthread_mutex_lock(&s->lock);
+    s->published_top = top;
+    set_limit(s, s->limit);
+    pthread_mutex_unlock(&s->lock);
+}
+
 void gas_al_space_init(struct gas_al_space *s, uint64_t heap_end, uint64_t size,
                        uint64_t *published)
 {
@@ -17,6 +33,7 @@ void gas_al_space_init(struct gas_al_space *s, uint64_t heap_end, uint64_t size,
     s->heap_end = heap_end;
     s->limit = heap_end;
     s->published = published;
+    s->published_top = NULL;
     set_floor(s, size);
 }
 
@@ -56,7 +73,7 @@ uint64_t gas_al_space_reserve(struct gas_al_space *s, uint64_t new_end)
     pthread_mutex_lock(&s->lock);
     uint64_t floor = s->floor;
     if (floor >= new_end && new_end > s->limit)
-        s->limit = new_end;
+        set_limit(s, new_end);
     pthread_mutex_unlock(&s->lock);
     return floor;
 }
@@ -65,7 +82,7 @@ void gas_al_space_settle(struct gas_al_space *s, uint64_t heap_end)
 {
     pthread_mutex_lock(&s->lock);
     s->heap_end = heap_end;
-    s->limit = heap_end;
+    set_limit(s, heap_end);
     pthread_mutex_unlock(&s->lock);
 }
 

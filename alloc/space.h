@@ -37,7 +37,12 @@ struct gas_al_space {
     uint64_t limit;          /* arenas stay at or above it */
     uint64_t floor;          /* lowest byte held by the arenas (size when none) */
     uint64_t *published;     /* where peers read the floor (the segment header), or NULL */
+    uint64_t *published_top; /* where this rank's transports read limit, or NULL */
 };
+
+/* Copy limit (which the heap's end never passes) to *top whenever it moves:
+ * a transport that is a target (udp) refuses ranges in [limit, floor). */
+void gas_al_space_publish_top(struct gas_al_space *s, uint64_t *top);
 
 /* published: a word the floor is copied to whenever it moves (peers check ranges against it). */
 void gas_al_space_init(struct gas_al_space *s, uint64_t heap_end, uint64_t size,

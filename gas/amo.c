@@ -20,10 +20,16 @@ static gas_status_t prepare(const char *call, gas_amo_op_t op, unsigned width, g
     if (st != GAS_OK)
         return st;
     struct gas_gs_piece pc = gas_gs_piece_at(&sp, sp.idx, width);
-    if (pc.off % width != 0 || pc.len != width)
+    if (pc.off % width != 0)
         return gas_rt_error(GAS_ERR_ALIGN, call,
                             "the %u-byte target at rank %d offset %llu is not naturally aligned",
                             width, pc.rank, (unsigned long long)pc.off);
+    if (pc.len != width)
+        return gas_rt_error(GAS_ERR_ALIGN, call,
+                            "the %u-byte target spans two owners (its first %llu bytes are at "
+                            "rank %d offset %llu): the array's layout splits it; an atomic must "
+                            "lie within one rank's block",
+                            width, (unsigned long long)pc.len, pc.rank, (unsigned long long)pc.off);
     /* Operands travel in 64 bits; a 32-bit atomic uses the low half only. */
     uint64_t mask = width == 4 ? UINT32_MAX : UINT64_MAX;
     *a = (gas_tl_amo_t){.op = op, .width = width, .offset = pc.off, .operand = operand & mask,

@@ -35,6 +35,7 @@ gas_status_t gas_gs_start(int rank, int nranks, const struct gas_al_segment *seg
         return gas_rt_error(st, "gas_init", "no memory for the symmetric heap's bookkeeping");
     gas_al_space_init(&gas_gs.space, GAS_AL_RESERVED_BYTES, seg->size,
                       &gas_al_seg_hdr(seg->base)->arena_floor);
+    gas_al_space_publish_top(&gas_gs.space, &gas_al_seg_hdr(seg->base)->heap_top);
     gas_ptr_split_ = (gas_ptr_split_t){
         .offset_bits = obits, .rank_bits = rbits,
         .offset_mask = obits >= 64 ? UINT64_MAX : (1ull << obits) - 1,

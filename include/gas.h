@@ -132,14 +132,15 @@ GAS_EXPORT const char *gas_last_error(void);
  * Join the job.  Collective: every rank calls it once.  Reads the GAS_*
  * configuration, maps this rank's segment and meets the other ranks through
  * the launcher.  Calling it twice returns GAS_ERR_INVALID; after gas_finalize
- * the library cannot be initialised again in the same process.
+ * the library cannot be initialised again in the same process (gas_init
+ * returns GAS_ERR_INVALID, saying so).
  */
 GAS_EXPORT gas_status_t gas_init(void);
 
 /*
  * Leave the job.  Collective: implies gas_barrier(); afterwards every call
- * other than gas_strerror/gas_last_error/gas_initialized returns
- * GAS_ERR_NOT_INIT.
+ * other than gas_init (GAS_ERR_INVALID, above) and
+ * gas_strerror/gas_last_error/gas_initialized returns GAS_ERR_NOT_INIT.
  */
 GAS_EXPORT gas_status_t gas_finalize(void);
 

@@ -130,6 +130,28 @@ static void case_outside(void)
         CHECK_STATUS(gas_ptr_add(beyond, 1, &r), GAS_ERR_BOUNDS);
         CHECK_STATUS(gas_layout(beyond, &l), GAS_ERR_BOUNDS);
     }
+    /* the unclaimed middle of the next rank's segment, between the heap's top
+     * and its gas_alloc memory: over shm the initiator refuses it, over udp
+     * the target (rdma writes land unchecked: docs/rdma.md) */
+    gas_peer_stats_t ps;
+    int rdma = gas_peer_stats(next, &ps) == GAS_OK && strcmp(ps.transport, "rdma") == 0;
+    if (s->segment_size >= (64u << 20) && !rdma) {
+        /* (a put's refusal by its target may come only with gas_quiet) */
+        gas_ptr_t mid = gas_ptr_make(next, (s->segment_size / 2) & ~(uint64_t)4095);
+        CHECK_STATUS(gas_get(buf, mid, 8), GAS_ERR_BOUNDS);
+        CHECK_STATUS(gas_amo(GAS_AMO_FETCH_ADD, 8, mid, 1, 0, &res), GAS_ERR_BOUNDS);
+        for (int k = 0; k < 3; k++) {
+            gas_status_t q = k == 0 ? gas_put(mid, buf, 8)
+                           : k == 1 ? gas_put_nbi(mid, buf, 8)
+                                    : gas_put_signal(test_at(arr, (uint64_t)next * APART + 256), buf, 8,
+                                                     mid, 1, GAS_SIGNAL_ADD);
+            if (q == GAS_OK)
+                q = gas_quiet();
+            CHECK(q == GAS_ERR_BOUNDS, "%s into the unclaimed middle, then gas_quiet: %s",
+                  k == 0 ? "gas_put" : k == 1 ? "gas_put_nbi" : "gas_put_signal's signal",
+                  gas_strerror(q));
+        }
+    }
     /* GAS_NULL is never valid */
     CHECK_EITHER(gas_put(GAS_NULL, buf, 8), GAS_ERR_BOUNDS, GAS_ERR_INVALID);
     CHECK_EITHER(gas_get(buf, GAS_NULL, 8), GAS_ERR_BOUNDS, GAS_ERR_INVALID);
@@ -503,6 +525,16 @@ int main(void)
     still_usable("ranges past the end of an allocation");
     case_align();
     still_usable("misaligned atomics");
+    if (t_nranks > 1) {
+        /* an 8-byte atomic over 4-byte cyclic elements spans two owners: said so */
+        gas_ptr_t cyc;
+        MUST(gas_malloc_dist(64, 4, GAS_DIST_CYCLIC, 0, &cyc));
+        CHECK_STATUS(gas_amo(GAS_AMO_ADD, 8, cyc, 1, 0, NULL), GAS_ERR_ALIGN);
+        CHECK(strstr(gas_last_error(), "spans two owners") != NULL,
+              "an atomic across two owners: message \"%s\"", gas_last_error());
+        MUST(gas_barrier());
+        MUST(gas_free(cyc));
+    }
     case_invalid_args();
     still_usable("invalid arguments");
     check_word_untouched();

@@ -962,9 +962,9 @@ int main(int argc, char **argv)
             CHECK_OK(gas_wait(h));
             CHECK_OK(gas_wait(hb));
         }
-        int64_t want = (int64_t)n * (n - 1) / 2 + (int64_t)n * i;
-        CHECK(sum == want, "non-blocking allreduce completed by gas_team_destroy: %" PRId64
-              ", expected %" PRId64, sum, want);
+        int64_t expect = (int64_t)n * (n - 1) / 2 + (int64_t)n * i;
+        CHECK(sum == expect, "non-blocking allreduce completed by gas_team_destroy: %" PRId64
+              ", expected %" PRId64, sum, expect);
     }
     /* slots come back: create and destroy more teams than there are slots */
     for (int i = 0; i < 40; i++) {

@@ -44,10 +44,17 @@ for ns in "${NS[@]}"; do
 done
 export GAS_UDP_IFACE=${GAS_UDP_IFACE:-$NS_DEV}
 echo "netns-run: ${NS[0]}=${NS_ADDR[0]} ${NS[1]}=${NS_ADDR[1]}${rate:+ rate $rate}${queue:+ queue $queue}${loss:+ loss $loss%}${dup:+ dup $dup%}" >&2
+t0=$SECONDS
 timeout -k 5 "$limit" ip netns exec "${NS[0]}" "$GASRUN" --hosts "${NS[0]},${NS[1]}" \
     --launcher 'ip netns exec' --rendezvous "${NS_ADDR[0]}" "$@"
 rc=$?
-[ $rc = 124 ] && echo "netns-run: gasrun did not finish within $limit s" >&2
+if [ $rc = 124 ]; then
+    if [ $((SECONDS - t0)) -ge "$limit" ]; then
+        echo "netns-run: gasrun did not finish within $limit s" >&2
+    else   # gasrun's own --timeout (it exits 124 too)
+        echo "netns-run: gasrun exited 124 after $((SECONDS - t0)) s (its --timeout)" >&2
+    fi
+fi
 left=$(netns_pids | paste -sd, -)
 if [ -n "$left" ]; then
     echo "netns-run: gasrun left processes in the namespaces: $left" >&2

@@ -62,15 +62,31 @@ static void refuse(struct gas_udp_chan *ch, const struct gas_udp_rec *req, gas_s
     reply(ch, &e);
 }
 
+/*
+ * Whether [off, off + len) reaches into this rank's unclaimed middle: above
+ * the top the heap can reach and below its gas_alloc memory (the segment
+ * header's heap_top and arena_floor, alloc/space.h), where nothing lives.
+ * An initiator over shm checks this itself (it reads the header); one off
+ * this node cannot, so the target does.
+ */
+static int in_gap(uint64_t off, uint64_t len)
+{
+    const struct gas_al_seg_hdr *h = gas_al_seg_hdr(gas_udp_g.env.seg_base);
+    uint64_t top = __atomic_load_n(&h->heap_top, __ATOMIC_ACQUIRE);
+    uint64_t floor = __atomic_load_n(&h->arena_floor, __ATOMIC_ACQUIRE);
+    return len > 0 && top != 0 && top < floor && off < floor && off + len > top;
+}
+
 static void target_put(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
 {
     const gas_tl_env_t *e = &gas_udp_g.env;
     int sig = r->flags & GAS_UDP_RF_SIGNAL;
-    if (!gas_udp_range_ok(r->off, r->dlen, GAS_AL_HEADER_BYTES, e->seg_size)) {
+    if (!gas_udp_range_ok(r->off, r->dlen, GAS_AL_HEADER_BYTES, e->seg_size) ||
+        in_gap(r->off, r->dlen)) {
         refuse(ch, r, GAS_ERR_BOUNDS, r->off, r->dlen, "put");
         return;
     }
-    if (sig && !gas_udp_word_ok(r->a, 8, GAS_AL_HEADER_BYTES, e->seg_size)) {
+    if (sig && (!gas_udp_word_ok(r->a, 8, GAS_AL_HEADER_BYTES, e->seg_size) || in_gap(r->a, 8))) {
         refuse(ch, r, GAS_ERR_BOUNDS, r->a, 8, "signal");
         return;
     }
@@ -91,7 +107,8 @@ static void target_get(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
 {
     const gas_tl_env_t *e = &gas_udp_g.env;
     uint64_t len = r->a;
-    if (len > GAS_UDP_GET_MAX || !gas_udp_range_ok(r->off, len, GAS_AL_HEADER_BYTES, e->seg_size)) {
+    if (len > GAS_UDP_GET_MAX || !gas_udp_range_ok(r->off, len, GAS_AL_HEADER_BYTES, e->seg_size) ||
+        in_gap(r->off, len)) {
         refuse(ch, r, GAS_ERR_BOUNDS, r->off, len, "get");
         return;
     }
@@ -113,7 +130,8 @@ static void target_amo(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
         refuse(ch, r, GAS_ERR_INVALID, r->off, r->amo_width, "malformed atomic");
         return;
     }
-    if (!gas_udp_word_ok(r->off, r->amo_width, GAS_AL_HEADER_BYTES, e->seg_size)) {
+    if (!gas_udp_word_ok(r->off, r->amo_width, GAS_AL_HEADER_BYTES, e->seg_size) ||
+        in_gap(r->off, r->amo_width)) {
         refuse(ch, r, r->off % r->amo_width ? GAS_ERR_ALIGN : GAS_ERR_BOUNDS, r->off,
                r->amo_width, "atomic");
         return;
