@@ -117,8 +117,7 @@ static int wait_cond(void *arg)
                                  : __atomic_load_n((const uint64_t *)w->ivar, __ATOMIC_ACQUIRE);
     if (compare(w, cur))
         return 1;
-    if (gas_tl_lost_count() > 0)
-        w->lost = gas_tl_first_lost(NULL, gas_gs.nranks);
+    w->lost = gas_tl_first_lost(NULL, gas_gs.nranks);
     return w->lost >= 0;
 }
 

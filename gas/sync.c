@@ -15,7 +15,6 @@
  * peer keeps every rank's counters in step.
  */
 #include "internal.h"
-#include "runtime/clock.h"
 #include "runtime/wait.h"
 
 #include <stddef.h>
@@ -64,15 +63,9 @@ static int round_arrived(void *arg)
     struct round_wait *w = arg;
     if (__atomic_load_n(w->count, __ATOMIC_ACQUIRE) >= w->epoch)
         return 1;
-    if (gas_tl_lost_count() > 0 && gas_tl_first_lost(NULL, gas_gs.nranks) >= 0)
-        w->lost = 1;
-    uint64_t now = gas_rt_now_ns();
-    if (w->probe_at == 0) {
-        w->probe_at = now + GAS_TL_PROBE_AFTER_NS;
-    } else if (now >= w->probe_at) {
-        w->probe_at = now + GAS_TL_PROBE_AFTER_NS / 4;
+    if (gas_tl_probe_due(&w->probe_at))
         gas_tl_probe(w->from);
-    }
+    w->lost = gas_tl_first_lost(NULL, gas_gs.nranks) >= 0;
     return w->lost;
 }
 

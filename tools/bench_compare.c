@@ -269,10 +269,14 @@ int bench_compare(struct bench *b)
 }
 
 /* "1.03x": a's paired ratio to the best. */
-static void ratio_text(const struct point *p, int a, char *buf, size_t len)
+/* "R.RRx" of algorithm a's ratio ("-" for none), then ", again R.RRx" when it
+ * was measured again (again > 0). */
+static void ratio_text(const struct point *p, int a, double again, char *buf, size_t len)
 {
     if (a < 0)
         snprintf(buf, len, "-");
+    else if (again > 0)
+        snprintf(buf, len, "%.2fx, again %.2fx", p->ratio[a], again);
     else
         snprintf(buf, len, "%.2fx", p->ratio[a]);
 }
@@ -310,16 +314,8 @@ int bench_compare_md(const struct bench *b, const char *file)
                     p->st[a].median);
         if (p->mine >= 0 && p->size >= 4096)
             snprintf(mbs, sizeof mbs, "%.0f", (double)p->size / p->st[p->mine].median);
-        ratio_text(p, p->mine, mine, sizeof mine);
-        if (p->confirmed > 0) {
-            size_t l = strlen(mine);
-            snprintf(mine + l, sizeof mine - l, ", again %.2fx", p->confirmed);
-        }
-        ratio_text(p, p->nalg - 1, aut, sizeof aut);
-        if (p->confirmed_auto > 0) {
-            size_t l = strlen(aut);
-            snprintf(aut + l, sizeof aut - l, ", again %.2fx", p->confirmed_auto);
-        }
+        ratio_text(p, p->mine, p->confirmed, mine, sizeof mine);
+        ratio_text(p, p->nalg - 1, p->confirmed_auto, aut, sizeof aut);
         int slow = chosen_ratio(p) > 1 + SLOW_PCT / 100;
         fprintf(f, " | %s | %s | %s | %s%s%s | %s |\n", p->chose, mbs, p->algs[p->best],
                 slow ? "**" : "", mine, slow ? "**" : "", aut);

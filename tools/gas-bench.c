@@ -174,21 +174,13 @@ static int selected(const struct bench *b, const struct mode *m)
     return 0;
 }
 
-/* Unknown names in --mode, or NULL. */
-static const char *unknown_mode(const char *list)
+/* The first name of a comma-separated list that known() does not know, or NULL. */
+static const char *first_unknown(const char *list, int (*known)(const char *name, size_t len))
 {
     static char name[64];
-    if (strcmp(list, "all") == 0)
-        return NULL;
     for (const char *p = list; *p;) {
         size_t len = strcspn(p, ",");
-        int known = 0;
-        for (size_t i = 0; i < NMODES; i++)
-            if (!modes[i].reference &&
-                ((strlen(modes[i].group) == len && strncmp(p, modes[i].group, len) == 0) ||
-                 (strlen(modes[i].name) == len && strncmp(p, modes[i].name, len) == 0)))
-                known = 1;
-        if (!known) {
+        if (!known(p, len)) {
             snprintf(name, sizeof name, "%.*s", (int)(len < 60 ? len : 60), p);
             return name;
         }
@@ -197,25 +189,25 @@ static const char *unknown_mode(const char *list)
     return NULL;
 }
 
-/* The first name of a --coll list that is not a collective (NULL: all are). */
-static const char *unknown_coll(const char *list)
+static int is_named(const char *p, size_t len, const char *name)
 {
-    static char name[64];
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
-        int known = 0;
-        for (int c = 0; c < GAS_COLL_COUNT; c++) {
-            const char *cn = gas_coll_name((gas_coll_t)c);
-            if (cn && strlen(cn) == len && strncmp(p, cn, len) == 0)
-                known = 1;
-        }
-        if (!known) {
-            snprintf(name, sizeof name, "%.*s", (int)(len < 60 ? len : 60), p);
-            return name;
-        }
-        p += len + (p[len] == ',');
-    }
-    return NULL;
+    return name && strlen(name) == len && strncmp(p, name, len) == 0;
+}
+
+static int mode_known(const char *p, size_t len)
+{
+    for (size_t i = 0; i < NMODES; i++)
+        if (!modes[i].reference && (is_named(p, len, modes[i].group) || is_named(p, len, modes[i].name)))
+            return 1;
+    return 0;
+}
+
+static int coll_known(const char *p, size_t len)
+{
+    for (int c = 0; c < GAS_COLL_COUNT; c++)
+        if (is_named(p, len, gas_coll_name((gas_coll_t)c)))
+            return 1;
+    return 0;
 }
 
 /* One point of a measured mode, collective. */
@@ -547,12 +539,12 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         snprintf(err, errlen, "--min-size is above --max-size");
         return -1;
     }
-    const char *bad = unknown_mode(o->modes);
+    const char *bad = strcmp(o->modes, "all") == 0 ? NULL : first_unknown(o->modes, mode_known);
     if (bad) {
         snprintf(err, errlen, "unknown mode '%s' (see --help)", bad);
         return -1;
     }
-    if (o->colls && (bad = unknown_coll(o->colls)) != NULL) {
+    if (o->colls && (bad = first_unknown(o->colls, coll_known)) != NULL) {
         snprintf(err, errlen, "--coll: unknown collective '%s' (gas-info --coll lists them)", bad);
         return -1;
     }

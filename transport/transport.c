@@ -6,6 +6,7 @@
 #include "runtime/boot.h"
 #include "runtime/error.h"
 #include "runtime/log.h"
+#include "runtime/clock.h"
 #include "runtime/wait.h"
 #include "transport/udp/ctrl.h"
 
@@ -220,27 +221,29 @@ gas_status_t gas_tl_quiet_all(void)
     return GAS_OK;
 }
 
-int gas_tl_lost_count(void)
-{
-    return gas_udp_dead_count();
-}
-
-int gas_tl_rank_lost(int rank)
-{
-    return gas_udp_dead_count() > 0 && gas_udp_peer_lost(rank);
-}
-
 int gas_tl_first_lost(const int *ranks, int n)
 {
     if (gas_udp_dead_count() == 0)
         return -1;
-    gas_udp_announce();   /* a loss seen here first: tell the others */
     for (int i = 0; i < n; i++) {
         int r = ranks ? ranks[i] : i;
         if (gas_udp_peer_lost(r))
             return r;
     }
     return -1;
+}
+
+int gas_tl_probe_due(uint64_t *at)
+{
+    uint64_t now = gas_rt_now_ns();
+    if (*at == 0) {
+        *at = now + GAS_TL_PROBE_AFTER_NS;
+        return 0;
+    }
+    if (now < *at)
+        return 0;
+    *at = now + GAS_TL_PROBE_AFTER_NS / 4;
+    return 1;
 }
 
 void gas_tl_probe(int rank)

@@ -172,21 +172,24 @@ gas_status_t gas_tl_quiet_all(void);
 
 /*
  * Peers given up on: udp declares a peer dead when nothing is acknowledged
- * for GAS_UDP_PEER_TIMEOUT (rdma peers share the verdict: their control path
- * is udp).  gas_tl_lost_count() is how many so far (grows only; cheap, for
- * wait conditions); gas_tl_rank_lost(r) whether world rank r is one, and
- * gas_tl_first_lost(ranks, n) the first of n world ranks (NULL: 0..n-1) that
- * is, or -1.  Waits that need a peer no transport tracks an operation for
- * (barriers, collectives, gas_wait_until) use them to fail instead of hanging.
+ * for GAS_UDP_PEER_TIMEOUT, or learns that another rank did (rdma peers share
+ * the verdict: their control path is udp).  gas_tl_first_lost(ranks, n): the
+ * first of n world ranks (NULL: 0..n-1) that is lost, or -1 (one atomic load
+ * while none is: for wait conditions).  Waits that need a peer no transport
+ * tracks an operation for (barriers, collectives, gas_wait_until) use it to
+ * fail instead of hanging.
  */
-int gas_tl_lost_count(void);
-int gas_tl_rank_lost(int rank);
 int gas_tl_first_lost(const int *ranks, int n);
-/* A wait that has waited GAS_TL_PROBE_AFTER_NS for a signal from rank (and
+/*
+ * A wait that has waited GAS_TL_PROBE_AFTER_NS for a signal from a rank (and
  * sends it nothing) probes it, so that a silent peer off this node is
- * declared dead rather than waited for forever (gas_udp_probe; nothing for
- * a peer over shm, whose death gasrun sees). */
+ * declared dead rather than waited for forever (gas_udp_probe; nothing for a
+ * peer over shm, whose death gasrun sees).  gas_tl_probe_due(&at), called on
+ * each poll of the wait with at = 0 at its start: whether to probe now (after
+ * GAS_TL_PROBE_AFTER_NS, then every quarter of it).
+ */
 #define GAS_TL_PROBE_AFTER_NS 200000000ull
+int gas_tl_probe_due(uint64_t *at);
 void gas_tl_probe(int rank);
 
 /*

@@ -16,7 +16,6 @@
  */
 #include "coll.h"
 #include "alloc/arena_fast.h"
-#include "runtime/clock.h"
 #include "runtime/wait.h"
 
 #include <stdio.h>
@@ -327,14 +326,9 @@ static int run_cond(void *arg)
         return 1;
     if (++w->polls % PROBE_EVERY == 0 && s->team->qhead == s && !s->team->busy)
         gas_co_chan_probe(s);
-    uint64_t now = gas_rt_now_ns();
-    if (w->probe_at == 0) {
-        w->probe_at = now + GAS_TL_PROBE_AFTER_NS;
-    } else if (now >= w->probe_at) {
-        w->probe_at = now + GAS_TL_PROBE_AFTER_NS / 4;
+    if (gas_tl_probe_due(&w->probe_at))
         probe_waited(s->team);
-    }
-    if (s->status == GAS_OK && gas_tl_lost_count() > 0 && gas_co_lost_member(s->team) >= 0) {
+    if (s->status == GAS_OK && gas_co_lost_member(s->team) >= 0) {
         const char *c = gas_coll_name((gas_coll_t)s->call.coll);
         char what[64];
         snprintf(what, sizeof what, "its collective #%u (gas_%s)", s->call.seq, c ? c : "?");

@@ -13,7 +13,6 @@
  */
 #include "coll.h"
 #include "alloc/arena_fast.h"
-#include "runtime/clock.h"
 #include "runtime/config.h"
 #include "runtime/node.h"
 #include "runtime/wait.h"
@@ -516,15 +515,9 @@ static int quiesce_arrived(void *arg)
     struct quiesce_wait *w = arg;
     if (__atomic_load_n(w->word, __ATOMIC_ACQUIRE) >= 1)
         return 1;
-    if (gas_tl_lost_count() > 0 && gas_co_lost_member(w->team) >= 0)
-        w->lost = 1;
-    uint64_t now = gas_rt_now_ns();
-    if (w->probe_at == 0) {
-        w->probe_at = now + GAS_TL_PROBE_AFTER_NS;
-    } else if (now >= w->probe_at) {
-        w->probe_at = now + GAS_TL_PROBE_AFTER_NS / 4;
+    if (gas_tl_probe_due(&w->probe_at))
         gas_tl_probe(w->from);
-    }
+    w->lost = gas_co_lost_member(w->team) >= 0;
     return w->lost;
 }
 

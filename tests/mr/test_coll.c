@@ -491,18 +491,27 @@ static int small_count(size_t c)
     return c <= 33;
 }
 
+/* Make algorithm ai (1, 2, ...) of coll the one used, or "auto" (the tuning
+ * table, *is_auto_p = 1) once ai is past the last: loops run every
+ * algorithm in turn, then auto.  Returns its name. */
+static const char *use_algorithm(gas_coll_t coll, int ai, int *is_auto_p)
+{
+    const char *alg = gas_coll_algorithm(coll, ai);
+    *is_auto_p = alg == NULL;
+    if (alg == NULL)
+        alg = "auto";
+    MUST(gas_coll_set_algorithm(coll, alg));
+    return alg;
+}
+
 static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
 {
     size_t cs[64], cross[24];
     for (int coll = 0; coll < GAS_COLL_COUNT; coll++) {
         size_t ncross = crossovers(tt, (gas_coll_t)coll, cross, 24);
         for (int ai = 1;; ai++) {
-            /* every algorithm in turn, then auto (the tuning table) */
-            const char *alg = gas_coll_algorithm((gas_coll_t)coll, ai);
-            int is_auto = alg == NULL;
-            if (is_auto)
-                alg = "auto";
-            MUST(gas_coll_set_algorithm((gas_coll_t)coll, alg));
+            int is_auto;
+            const char *alg = use_algorithm((gas_coll_t)coll, ai, &is_auto);
             uint64_t rot = 0;   /* rotates type/op pairs over the larger counts */
             switch (coll) {
             case GAS_COLL_BARRIER:
@@ -580,11 +589,8 @@ static void t_zero_null(const struct tteam *tt)
         if (coll == GAS_COLL_BARRIER)
             continue;
         for (int ai = 1;; ai++) {
-            const char *alg = gas_coll_algorithm((gas_coll_t)coll, ai);
-            int is_auto = alg == NULL;
-            if (is_auto)
-                alg = "auto";
-            MUST(gas_coll_set_algorithm((gas_coll_t)coll, alg));
+            int is_auto;
+            const char *alg = use_algorithm((gas_coll_t)coll, ai, &is_auto);
             int root = (int)(callno % (uint64_t)tt->n);
             describe(tt, gas_coll_name((gas_coll_t)coll), alg, GAS_INT32, GAS_OP_SUM, 0, root);
             ++callno;

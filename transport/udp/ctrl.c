@@ -112,8 +112,6 @@ gas_status_t gas_udp_drain(int rank, const char *call)
 
 int gas_udp_peer_dead(int rank)
 {
-    if (gas_udp_g.chans == NULL)
-        return 0;   /* udp is not running */
     struct gas_udp_chan *ch = gas_udp_chan_get(rank, 0);
     return ch != NULL && atomic_load(&ch->dead);
 }

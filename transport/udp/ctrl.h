@@ -38,7 +38,8 @@ int gas_udp_peer_dead(int rank);
  * depends on the lost one only through others fails too.
  * gas_udp_dead_count: how many (grows only; 0 before init); gas_udp_peer_lost:
  * whether rank is one.  gas_udp_announce: send the reports not yet sent
- * (called by waits that saw a loss, outside udp's locks).
+ * (called when the timers, which declare deaths, have run: outside any
+ * channel's lock).
  */
 #define GAS_UDP_CTRL_OWN 0xf0
 int gas_udp_dead_count(void);

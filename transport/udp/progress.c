@@ -48,6 +48,7 @@
  * socket, the descriptor beside it.
  */
 #include "transport/udp/udp.h"
+#include "transport/udp/ctrl.h"
 #include "runtime/clock.h"
 #include "runtime/log.h"
 #include "runtime/wait.h"
@@ -317,6 +318,7 @@ int gas_udp_timers_run(uint64_t now)
         urgent = u < urgent ? u : urgent;
     }
     pthread_mutex_unlock(&g->timer_lock);
+    gas_udp_announce();   /* peers declared dead just now: tell the other ranks */
     lower_to(&g->next_urgent_ns, urgent);
     lower_to(&g->next_timer_ns, next);
     return 1;
