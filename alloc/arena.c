@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "big.h"
 #include "runtime/topo.h"
 
 #define GROW_LIMIT (8u << 20)  /* largest extent jemalloc asks for ahead of need */
@@ -47,6 +48,12 @@ static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int creating = -1; /* slot this thread is creating: index not known yet */
 static int slot_threads[GAS_AL_MAX_ARENAS]; /* threads using each slot (under create_lock) */
 
+/* Big blocks (big.h): their free ranges and live blocks, under big_lock. */
+static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gas_al_big big;
+_Atomic size_t gas_al_big_live;       /* live big blocks: gas_al_arena_free looks them up when > 0 */
+static _Atomic uint64_t big_bytes;    /* bytes in them */
+
 /* Why this thread's last allocation failed. */
 static _Thread_local int fail_why;
 static _Thread_local char fail_text[400];
@@ -67,6 +74,7 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 _Thread_local struct gas_al_thr *gas_al_self TLS_IE;
 
 static int tcache_flags(struct gas_al_thr *t, int s);
+static int arena_ctl(unsigned ind, const char *name, void *val, size_t len);
 
 /* Give the cached blocks back to jemalloc (drop them when the arenas are gone). */
 static void flush_bins(struct gas_al_thr *t, int live)
@@ -220,40 +228,71 @@ static void trace(enum gas_al_hook hook, void *addr, size_t size, void *addr_b, 
     }
 }
 
+/*
+ * size bytes (a multiple of the page) aligned to align, bound to `node` (or
+ * -1), zeroed if zero: from the free ranges of big blocks, else carved from
+ * the segment's free middle (and backed when GAS_PREFAULT=y).  NULL with
+ * fail_why set when neither has room or backing fails.
+ */
+static void *take_extent(size_t size, size_t align, int node, int zero)
+{
+    uint64_t off = 0, prev = 0;
+    pthread_mutex_lock(&big_lock);
+    int reused = gas_al_big_take(&big, size, align, &off) == 0;
+    pthread_mutex_unlock(&big_lock);
+    if (!reused && gas_al_space_take(cfg.space, size, align, &off, &prev) != 0) {
+        fail_why = GAS_AL_ARENA_NOSPACE;
+        return NULL;
+    }
+    char *addr = cfg.seg->base + off;
+    if (node >= 0)
+        gas_al_place_bind_node(addr, size, node);
+    if (zero && !gas_al_segment_is_hole(cfg.seg, off, size))
+        memset(addr, 0, size);
+    if (!reused && cfg.prefault &&
+        gas_al_segment_back(cfg.seg, cfg.limits, off, size, fail_text, sizeof fail_text) != 0) {
+        gas_al_space_untake(cfg.space, off, prev);
+        fail_why = GAS_AL_ARENA_NOBACKING;
+        return NULL;
+    }
+    return addr;
+}
+
 static void *h_alloc(extent_hooks_t *h, void *new_addr, size_t size, size_t align, bool *zero,
                      bool *commit, unsigned ind)
 {
     void *r = NULL;
-    uint64_t off = 0, prev = 0;
-    if (new_addr != NULL || size == 0) {
-        /* Extending in place is not possible: the space below belongs to someone else. */
-    } else if (gas_al_space_take(cfg.space, size, align < 4096 ? 4096 : align, &off, &prev) != 0) {
-        fail_why = GAS_AL_ARENA_NOSPACE;
-    } else {
-        char *addr = cfg.seg->base + off;
+    /* Extending in place (new_addr) is not possible: the space below belongs to someone else. */
+    if (new_addr == NULL && size != 0) {
         int slot = slot_of_index(ind);
-        if (slot >= 0 && arenas[slot].node >= 0)
-            gas_al_place_bind_node(addr, size, arenas[slot].node);
-        if (*zero && !gas_al_segment_is_hole(cfg.seg, off, size))
-            memset(addr, 0, size);
-        if (cfg.prefault &&
-            gas_al_segment_back(cfg.seg, cfg.limits, off, size, fail_text, sizeof fail_text) != 0) {
-            gas_al_space_untake(cfg.space, off, prev);
-            fail_why = GAS_AL_ARENA_NOBACKING;
-        } else {
+        r = take_extent(size, align < 4096 ? 4096 : align, slot >= 0 ? arenas[slot].node : -1,
+                        *zero);
+        if (r != NULL)
             *commit = true;
-            r = addr;
-        }
     }
     trace(GAS_AL_HOOK_ALLOC, r, size, NULL, align, ind, r == NULL);
     return r;
 }
 
-/* Refused: jemalloc keeps the extent (retained) for reuse. */
+/*
+ * Accepted: the extent joins the free ranges of big blocks (big.h), where it
+ * merges with its neighbours and serves big blocks and new extents of any
+ * arena.  Its pages stay mapped and backed (a NIC may have them registered).
+ * jemalloc only gives extents back when purged, which with decay off means
+ * purge_arenas below.
+ */
 static bool h_dalloc(extent_hooks_t *h, void *addr, size_t size, bool committed, unsigned ind)
 {
-    trace(GAS_AL_HOOK_DALLOC, addr, size, NULL, 0, ind, 1);
-    return true;
+    const char *lo = cfg.seg->base;
+    int ok = (const char *)addr >= lo && size <= cfg.seg->size &&
+             (uint64_t)((const char *)addr - lo) <= cfg.seg->size - size;
+    if (ok) {
+        pthread_mutex_lock(&big_lock);
+        ok = gas_al_big_give(&big, (uint64_t)((char *)addr - lo), size) == 0;
+        pthread_mutex_unlock(&big_lock);
+    }
+    trace(GAS_AL_HOOK_DALLOC, addr, size, NULL, 0, ind, !ok);
+    return !ok;
 }
 
 static void h_destroy(extent_hooks_t *h, void *addr, size_t size, bool committed, unsigned ind)
@@ -453,6 +492,11 @@ void gas_al_arenas_stop(void)
         atomic_store(&arenas[s].ready, 0);
     }
     atomic_store(&narenas, 0);
+    pthread_mutex_lock(&big_lock);
+    gas_al_big_clear(&big);
+    pthread_mutex_unlock(&big_lock);
+    atomic_store(&gas_al_big_live, 0);
+    atomic_store(&big_bytes, 0);
 }
 
 /* ---- allocation ---------------------------------------------------------- */
@@ -460,6 +504,57 @@ void gas_al_arenas_stop(void)
 const char *gas_al_arena_failure(void)
 {
     return fail_text;
+}
+
+/*
+ * The segment is full, but the arenas may hold free extents that are of no
+ * use where they are: jemalloc keeps freed ones dirty (decay is off), does
+ * not carve a block from one more than 64 times its size, and never merges
+ * extents that it got from separate hook calls.  A purge hands the dirty
+ * ones to h_dalloc, which merges them into the free ranges.
+ */
+static void purge_arenas(void)
+{
+    for (int s = 0; s < nslots; s++)
+        if (atomic_load_explicit(&arenas[s].ready, memory_order_acquire))
+            arena_ctl(arenas[s].ind, "purge", NULL, 0);
+}
+
+/* A big block (GAS_AL_BIG_MIN bytes or more) for a thread of `slot`, or NULL with fail_why set. */
+static void *big_alloc(size_t nbytes, int slot)
+{
+    uint64_t len = ((uint64_t)nbytes + 4095) & ~(uint64_t)4095;
+    char *p = take_extent(len, 4096, arenas[slot].node, 0);
+    if (p == NULL)
+        return NULL;
+    uint64_t off = (uint64_t)(p - cfg.seg->base);
+    pthread_mutex_lock(&big_lock);
+    int rc = gas_al_big_track(&big, off, len);
+    if (rc != 0)
+        (void)gas_al_big_give(&big, off, len);
+    pthread_mutex_unlock(&big_lock);
+    if (rc != 0) {
+        fail_why = GAS_AL_ARENA_NOMEM;
+        return NULL;
+    }
+    atomic_fetch_add_explicit(&big_bytes, len, memory_order_relaxed);
+    atomic_fetch_add_explicit(&gas_al_big_live, 1, memory_order_release);
+    return p;
+}
+
+int gas_al_big_free(void *p)
+{
+    uint64_t off = (uint64_t)((char *)p - cfg.seg->base), len = 0;
+    pthread_mutex_lock(&big_lock);
+    int found = gas_al_big_untrack(&big, off, &len) == 0;
+    if (found)
+        (void)gas_al_big_give(&big, off, len);
+    pthread_mutex_unlock(&big_lock);
+    if (!found)
+        return 0;
+    atomic_fetch_sub_explicit(&big_bytes, len, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&gas_al_big_live, 1, memory_order_relaxed);
+    return 1;
 }
 
 /* Everything but a hit in the thread's cache (arena_fast.h). */
@@ -476,7 +571,28 @@ void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p)
             return b->stack[--b->n];
     }
     fail_why = 0;
-    void *p = mallocx(nbytes, MALLOCX_ARENA(arenas[t->slot].ind) | tcache_flags(t, t->slot));
+    if (nbytes >= GAS_AL_BIG_MIN) {
+        void *p = big_alloc(nbytes, t->slot);
+        if (p == NULL && fail_why == GAS_AL_ARENA_NOSPACE) {
+            purge_arenas();
+            fail_why = 0;
+            p = big_alloc(nbytes, t->slot);
+        }
+        if (p != NULL)
+            return p;
+        if (fail_why != GAS_AL_ARENA_NOSPACE) {
+            *why_p = fail_why ? fail_why : GAS_AL_ARENA_NOMEM;
+            return NULL;
+        }
+        fail_why = 0;   /* the segment is full: jemalloc may still hold a free extent that fits */
+    }
+    int flags = MALLOCX_ARENA(arenas[t->slot].ind) | tcache_flags(t, t->slot);
+    void *p = mallocx(nbytes, flags);
+    if (__builtin_expect(p == NULL, 0) && fail_why == GAS_AL_ARENA_NOSPACE) {
+        purge_arenas();
+        fail_why = 0;
+        p = mallocx(nbytes, flags);
+    }
     if (__builtin_expect(p != NULL, 1))
         return p;
     *why_p = fail_why ? fail_why : GAS_AL_ARENA_NOMEM;
@@ -521,6 +637,13 @@ void gas_al_arena_free_slow(void *p, size_t usable)
 
 size_t gas_al_arena_usable(void *p)
 {
+    if (atomic_load_explicit(&gas_al_big_live, memory_order_acquire) != 0) {
+        pthread_mutex_lock(&big_lock);
+        uint64_t len = gas_al_big_length(&big, (uint64_t)((char *)p - cfg.seg->base));
+        pthread_mutex_unlock(&big_lock);
+        if (len != 0)
+            return len;
+    }
     return sallocx(p, 0);
 }
 
@@ -529,10 +652,19 @@ int gas_al_arena_count(void)
     return atomic_load(&narenas);
 }
 
+/*
+ * One thread at a time reads jemalloc's statistics: refreshing them (the
+ * epoch) is global work, and two threads doing it at once showed
+ * ThreadSanitizer a jemalloc-internal mmap and mutex use that it cannot see
+ * ordered (jemalloc is not instrumented).
+ */
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+
 uint64_t gas_al_arena_allocated(void)
 {
-    uint64_t epoch = 1, total = 0;
+    uint64_t epoch = 1, total = atomic_load_explicit(&big_bytes, memory_order_relaxed);
     size_t sz = sizeof epoch;
+    pthread_mutex_lock(&stats_lock);
     mallctl("epoch", &epoch, &sz, &epoch, sz);
     for (int s = 0; s < nslots; s++) {
         if (!atomic_load_explicit(&arenas[s].ready, memory_order_acquire))
@@ -546,5 +678,6 @@ uint64_t gas_al_arena_allocated(void)
                 total += v;
         }
     }
+    pthread_mutex_unlock(&stats_lock);
     return total;
 }

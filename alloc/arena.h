@@ -5,12 +5,13 @@
  * Each arena is created with `arenas.create` and extent hooks that hand out
  * extents carved downwards from the top of the segment (alloc/space.h), so
  * every byte jemalloc gives out, its metadata included, lies inside the
- * segment.  The hooks never give memory back to the system: dalloc, decommit
- * and both purges refuse (return true), so jemalloc keeps the extents for
- * reuse and never unmaps or discards pages that a NIC may have registered;
- * the arenas' decay times are -1 so it does not even try.  split and merge
- * accept (every extent is part of one mapping); destroy, at gas_finalize,
- * only counts.
+ * segment.  The hooks never give memory back to the system: decommit and
+ * both purges refuse (return true), so no page a NIC may have registered is
+ * discarded; dalloc takes an extent into the free ranges of big blocks
+ * (alloc/big.h), which jemalloc only offers when purged (decay is off: when
+ * the segment is full).  split and merge accept (every extent is part of one
+ * mapping); destroy, at gas_finalize, only counts.  Blocks of GAS_AL_BIG_MIN
+ * bytes or more bypass jemalloc (big.h says why).
  *
  * There is one group of arenas per NUMA node the rank uses (alloc/place.h:
  * one unless GAS_NUMA=local and the rank's CPUs span several nodes), of up

@@ -40,6 +40,10 @@ extern uint16_t gas_al_class_cap[GAS_AL_MAX_CLASSES];
 void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p);
 void gas_al_arena_free_slow(void *p, size_t usable);
 
+/* Big blocks (alloc/big.h): how many are live; freeing one: 1, or 0 when p is not one. */
+extern _Atomic size_t gas_al_big_live;
+int gas_al_big_free(void *p);
+
 /* This thread's cache state while it is current, else NULL. */
 static inline struct gas_al_thr *gas_al_thr_current(void)
 {
@@ -65,6 +69,10 @@ static inline void *gas_al_arena_alloc(size_t nbytes, int *why_p)
 /* Free a block gas_al_arena_alloc returned (any thread). */
 static inline void gas_al_arena_free(void *p)
 {
+    /* Big blocks are page-aligned; jemalloc's sallocx must not see one. */
+    if (__builtin_expect(((uintptr_t)p & 4095) == 0, 0) &&
+        atomic_load_explicit(&gas_al_big_live, memory_order_acquire) != 0 && gas_al_big_free(p))
+        return;
     struct gas_al_thr *t = gas_al_thr_current();
     size_t u = 0;
     if (__builtin_expect(t != NULL, 1)) {

@@ -325,7 +325,9 @@ GAS_EXPORT gas_status_t gas_layout(gas_ptr_t p, gas_layout_t *layout_p);
  *
  * Implemented with jemalloc arenas (one group per NUMA node the rank uses,
  * one arena per concurrently allocating thread up to GAS_ARENAS) whose
- * extents are carved from the top of the segment; linking libgas brings in
+ * extents are carved from the top of the segment; blocks of 1 MiB or more
+ * are carved directly, page-aligned and rounded up to a page, and their
+ * space is reused by any later block once freed.  Linking libgas brings in
  * libjemalloc (docs/memory.md says how it meets the program's own malloc).
  */
 GAS_EXPORT gas_status_t gas_alloc(size_t nbytes, gas_ptr_t *ptr_p);

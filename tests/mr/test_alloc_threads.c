@@ -3,7 +3,7 @@
  * with remote ranks reading and writing the returned memory.
  *
  * Each round, THREADS threads per rank each allocate BLOCKS blocks of random
- * sizes (8 B .. 64 KiB, some larger), fill them with a pattern, churn the
+ * sizes (8 B .. 64 KiB, some up to 3 MiB), fill them with a pattern, churn the
  * allocator with short-lived blocks meanwhile, and publish (pointer, size)
  * in a gas_malloc'ed mailbox.  After a barrier the threads of rank r read the
  * blocks of rank r+1 with gas_get and check them, overwrite them with their
@@ -17,7 +17,7 @@
 
 #include <pthread.h>
 
-enum { THREADS = 4, BLOCKS = 48, ROUNDS = 3, CHURN = 200 };
+enum { THREADS = 4, BLOCKS = 48, ROUNDS = 3, CHURN = 200, MAX_SIZE = 3 << 20 };
 
 struct slot {
     uint64_t ptr, size;
@@ -55,7 +55,9 @@ static uint64_t pick_size(test_rng_t *r)
         return rng_range(r, 8, 512);
     if (x < 95)
         return rng_range(r, 513, 64 * 1024);
-    return rng_range(r, 64 * 1024, 1024 * 1024);
+    if (x < 98)
+        return rng_range(r, 64 * 1024, 1024 * 1024);
+    return rng_range(r, 1024 * 1024, MAX_SIZE);   /* big blocks (alloc/big.h) */
 }
 
 /* The tag of a block's pattern: writer rank, thread, round and block. */
@@ -110,7 +112,7 @@ static void *phase_remote(void *arg)
 {
     struct worker *w = arg;
     int owner = (me + 1) % n;
-    uint8_t *buf = malloc(1024 * 1024 + 64);
+    uint8_t *buf = malloc(MAX_SIZE + 64);
     for (int k = 0; k < BLOCKS; k++) {
         struct slot s;
         if (gas_get(&s, slot_ptr(owner, w->t, k), sizeof s) != GAS_OK || s.ptr == GAS_NULL)

@@ -17,15 +17,21 @@ export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export GAS_ERRORS=return GAS_LOG_LEVEL=fatal
 fail=0
+failed=""
 run() { # ranks binary
     local n=$1; shift
     if [ "$n" = - ]; then timeout 120 "$@"; else timeout 120 $B/bin/gasrun -n "$n" --timeout 110 "$@"; fi
     local rc=$?
-    if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then echo "FAILED under sanitizers (rc=$rc): $*"; fail=1; fi
+    if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+        echo "FAILED under sanitizers (rc=$rc): $*"
+        fail=1
+        failed="$failed
+  rc=$rc: ${GAS_TRANSPORT:+GAS_TRANSPORT=$GAS_TRANSPORT }$*"
+    fi
 }
 for t in $B/tests/unit/test_*; do run - "$t"; done
 for t in test_put_get test_sizes test_atomics test_order test_bad_input test_layout \
-         test_alloc_threads test_alloc_model test_exhaust test_placement; do
+         test_alloc_threads test_alloc_model test_alloc_big test_exhaust test_placement; do
     [ -x $B/tests/mr/$t ] && run 3 $B/tests/mr/$t
 done
 run - $B/tests/mr/test_arena_hooks
@@ -88,5 +94,6 @@ if echo 'int main(void){return 0;}' | gcc -x c - $TSAN -o /dev/null 2>/dev/null;
 else
     echo "no ThreadSanitizer runtime: the thread checks were not run"
 fi
-[ $fail -eq 0 ] && echo "sanitizer runs clean"
+# The runs that failed, last, where a log's tail shows them.
+if [ $fail -eq 0 ]; then echo "sanitizer runs clean"; else echo "runs that failed:$failed"; fi
 exit $fail
