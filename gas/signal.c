@@ -139,9 +139,9 @@ static gas_status_t wait_until(const char *call, struct wait_arg *w)
     st = gas_rt_wait(wait_cond, w, w->ivar, call, what);
     if (st == GAS_OK && w->lost >= 0)
         st = gas_rt_error(GAS_ERR_PEER, call,
-                          "rank %d is dead or unreachable (udp gave up on it after "
-                          "GAS_UDP_PEER_TIMEOUT): the value at %p may never be written",
-                          w->lost, w->ivar);
+                          "rank %d is dead or unreachable (%s): the value at %p may never be "
+                          "written",
+                          w->lost, gas_tl_lost_how(w->lost), w->ivar);
     return st;
 }
 

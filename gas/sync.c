@@ -129,11 +129,12 @@ gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *m
         snprintf(what, sizeof what, "round %d of barrier %llu (a signal from rank %d)", k,
                  (unsigned long long)e, from);
         st = gas_rt_wait(round_arrived, &w, w.count, call, what);
-        if (st == GAS_OK && w.lost)
+        if (st == GAS_OK && w.lost) {
+            int lost = gas_tl_first_lost(NULL, gas_gs.nranks);
             st = gas_rt_error(GAS_ERR_PEER, call,
-                              "rank %d is dead or unreachable (udp gave up on it after "
-                              "GAS_UDP_PEER_TIMEOUT): the barrier cannot complete",
-                              gas_tl_first_lost(NULL, gas_gs.nranks));
+                              "rank %d is dead or unreachable (%s): the barrier cannot complete",
+                              lost, gas_tl_lost_how(lost));
+        }
         if (st != GAS_OK) {
             interrupted.active = 1;
             interrupted.epoch = e;

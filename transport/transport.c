@@ -233,6 +233,13 @@ int gas_tl_first_lost(const int *ranks, int n)
     return -1;
 }
 
+const char *gas_tl_lost_how(int rank)
+{
+    return gas_udp_lost_by_report(rank)
+               ? "another rank's udp gave up on it after GAS_UDP_PEER_TIMEOUT and said so"
+               : "udp gave up on it after GAS_UDP_PEER_TIMEOUT";
+}
+
 int gas_tl_probe_due(uint64_t *at)
 {
     uint64_t now = gas_rt_now_ns();

@@ -180,6 +180,8 @@ gas_status_t gas_tl_quiet_all(void);
  * fail instead of hanging.
  */
 int gas_tl_first_lost(const int *ranks, int n);
+/* How a lost rank was lost, for error messages: a parenthesis-free phrase. */
+const char *gas_tl_lost_how(int rank);
 /*
  * A wait that has waited GAS_TL_PROBE_AFTER_NS for a signal from a rank (and
  * sends it nothing) probes it, so that a silent peer off this node is

@@ -528,10 +528,10 @@ int gas_co_lost_member(gas_team_t t)
 
 gas_status_t gas_co_lost_error(gas_team_t t, const char *call, const char *what)
 {
+    int lost = gas_co_lost_member(t);
     return gas_rt_error(GAS_ERR_PEER, call,
-                        "rank %d of the team is dead or unreachable (udp gave up on it after "
-                        "GAS_UDP_PEER_TIMEOUT): %s cannot complete",
-                        gas_co_lost_member(t), what);
+                        "rank %d of the team is dead or unreachable (%s): %s cannot complete",
+                        lost, gas_tl_lost_how(lost), what);
 }
 
 GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)

@@ -13,7 +13,10 @@
  * round waits for a signal from a rank it sends nothing to), so only the
  * liveness probe of a long wait gets it declared dead.  Each survivor must
  * get GAS_ERR_PEER naming the silent rank, no sooner than the peer timeout
- * and within 10 s.  Then rank 0 continues the silent rank, which leaves at
+ * and within 10 s, saying how it was lost: a rank on the silent one's node
+ * (two network namespaces: tests/manifest runs that too) reaches it over shm
+ * and never probes it, so it fails on another rank's report and must say so.
+ * Then rank 0 continues the silent rank, which leaves at
  * once, and all leave without gas_finalize (its barrier cannot complete).
  */
 #include "udp_test.h"
@@ -26,9 +29,13 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "barrier";
     test_begin("udp_silent");
-    if (udp_test_skip(3, 0, (t_rank + 1) % t_nranks, NULL))
+    /* The peer half the job away is off this rank's node also when two namespaces split it. */
+    if (udp_test_skip(3, 0, (t_rank + t_nranks / 2) % t_nranks, NULL))
         return 77;
     int n = t_nranks, me = t_rank, victim = n - 1;
+    gas_peer_stats_t vs;
+    MUST(gas_peer_stats(victim, &vs));
+    int node_mate = strcmp(vs.transport, "shm") == 0;   /* reaches the victim over shm: never probes it */
     uint64_t pid = (uint64_t)getpid(), *pids = test_xmalloc((size_t)n * 8);
     MUST(gas_allgather(GAS_TEAM_WORLD, pids, &pid, 1, GAS_UINT64));
     gas_team_t rev;
@@ -62,6 +69,11 @@ int main(int argc, char **argv)
           gas_last_error());
     CHECK(strstr(gas_last_error(), want) != NULL, "%s: the error does not name rank %d: %s", mode,
           victim, gas_last_error());
+    /* A node mate can only have learnt of the loss from another rank's report, and must say so. */
+    CHECK(strstr(gas_last_error(), node_mate ? "another rank's udp gave up on it" : "gave up on it") !=
+              NULL,
+          "%s: the error does not say how rank %d was lost%s: %s", mode, victim,
+          node_mate ? " (by another rank's report)" : "", gas_last_error());
     CHECK(took >= 0.9 && took < 10, "%s: failed after %.2f s (the peer timeout is 1 s)", mode, took);
     test_note("%s failed after %.2f s: %s", mode, took, gas_last_error());
     /* Out of band (the job cannot synchronise any more): leave only when

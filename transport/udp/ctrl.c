@@ -162,6 +162,12 @@ int gas_udp_peer_lost(int rank)
     return g->lost != NULL && atomic_load(&g->lost[rank]) != 0;
 }
 
+int gas_udp_lost_by_report(int rank)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    return g->lost != NULL && atomic_load(&g->lost[rank]) == LOST_REPORTED;
+}
+
 void gas_udp_announce(void)
 {
     struct gas_udp_state *g = &gas_udp_g;

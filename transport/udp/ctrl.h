@@ -44,6 +44,8 @@ int gas_udp_peer_dead(int rank);
 #define GAS_UDP_CTRL_OWN 0xf0
 int gas_udp_dead_count(void);
 int gas_udp_peer_lost(int rank);
+/* Whether rank is lost only by another rank's report (not declared dead here). */
+int gas_udp_lost_by_report(int rank);
 void gas_udp_announce(void);
 /* Record rank as lost (reported: by another rank's message, else declared here). */
 void gas_udp_lost_set(int rank, int reported);
