@@ -157,5 +157,7 @@ gas_status_t gas_gs_sym_alloc(const char *call, uint64_t len, uint64_t *off_p);
 gas_status_t gas_co_start(void);
 gas_status_t gas_co_start_nodes(void);
 void gas_co_stop(void);
+/* At gas_finalize, after its barrier: gas_co_chan_leftover on every live team (the first error). */
+gas_status_t gas_co_check_ends(const char *call);
 
 #endif

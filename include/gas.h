@@ -643,7 +643,13 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
  * of the call (collective, algorithm, count, type, op, root), so a member
  * that calls a different collective, or the same one with other arguments,
  * makes its peers fail with GAS_ERR_INVALID naming both calls (where a message
- * between them shows it) instead of corrupting memory.  A bitwise op on
+ * between them shows it) instead of corrupting memory.  A mismatch that lets
+ * every call complete (a broadcast whose root differs between ranks, a call
+ * only some ranks make) leaves a message nobody read: gas_team_destroy, and
+ * gas_finalize for the teams still live, then return GAS_ERR_INVALID
+ * naming it ("found at its end") on the ranks that hold one and saw no
+ * failed collective on that team, and the
+ * results of the team's last collectives must be taken as wrong.  A bitwise op on
  * float/double, an unknown type or op, NULL buffers with count > 0 and
  * count * size overflows are GAS_ERR_INVALID / GAS_ERR_OVERFLOW; a root
  * outside the team is GAS_ERR_RANK.

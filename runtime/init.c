@@ -141,6 +141,8 @@ GAS_EXPORT gas_status_t gas_finalize(void)
     if (st != GAS_OK)
         return st;
     st = gas_barrier();
+    if (st == GAS_OK)
+        st = gas_co_check_ends("gas_finalize");
     if (gas_rt_config_size(GAS_CFG_STATS))
         gas_tl_stats_print();
     struct gas_al_segment seg = gas_gs.seg;

@@ -309,6 +309,29 @@ void gas_co_chan_flush_credits(struct gas_co_sched *s)
             credit_back(s, ops[i].peer);
 }
 
+gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
+{
+    if (t->qhead != NULL || t->had_error)
+        return GAS_OK;
+    for (int p = 0; p < t->size; p++) {
+        uint64_t k = t->recvd[p];
+        if (p == t->rank || __atomic_load_n(&t->arrived[p], __ATOMIC_ACQUIRE) <= k)
+            continue;
+        struct gas_co_hdr h;
+        memcpy(&h, t->base + mbox_off(t, p, k), sizeof h);
+        char theirs[160];
+        describe(theirs, sizeof theirs, h.seq, h.coll, h.alg, h.type, h.op);
+        return gas_rt_error(GAS_ERR_INVALID, call,
+                            "collective mismatch on a team of %d found at its end: rank %d sent "
+                            "this rank a message of its %s that no call of this rank took; the "
+                            "members' calls differed (another root, another collective, or a "
+                            "call this rank did not make), so results of the team's last "
+                            "collectives may be wrong",
+                            t->size, t->world[p], theirs);
+    }
+    return GAS_OK;
+}
+
 int gas_co_chan_probe(struct gas_co_sched *s)
 {
     gas_team_t t = s->team;

@@ -99,6 +99,7 @@ struct gas_team {
     uint32_t *held_send, *held_recv; /* == pass: an earlier op of the round holds the pair */
     uint32_t pass;
     uint64_t *arrived, *credit;   /* in the slot: written by peers */
+    int had_error;                /* a collective failed here: gas_co_chan_leftover says nothing */
     uint64_t *quiesce;
     struct gas_co_cts *cts;       /* in the slot: where peers want my next message */
     gas_tl_peer_t **peers;
@@ -207,6 +208,16 @@ int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o);
 void gas_co_chan_flush_credits(struct gas_co_sched *s);
 /* Look at what peers sent ahead for a call this rank is not in (mismatch detection). */
 int gas_co_chan_probe(struct gas_co_sched *s);
+/*
+ * After a barrier that every member of t entered with its collectives on t
+ * complete (gas_team_destroy's last one, gas_finalize's): a chunk that
+ * arrived and was never received proves that a member's call differed from
+ * this rank's in a way no wait could see (a broadcast with another root,
+ * a scatter against a gather).  GAS_ERR_INVALID describing it, else GAS_OK
+ * (also while t has non-blocking collectives queued: those may still take
+ * it, and once a collective on t failed on this rank: that was the report).
+ */
+gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call);
 
 /* ------------------------------------------------------------------------ */
 /* Algorithms and selection                                                  */

@@ -194,6 +194,8 @@ static int sched_step(struct gas_co_sched *s)
     int moved = 0;
     while (!s->done) {
         if (s->status != GAS_OK || s->cur == s->nrounds) {
+            if (s->status != GAS_OK)
+                s->team->had_error = 1;   /* its leftovers are no news at the team's end */
             s->done = 1;
             return moved + 1;
         }

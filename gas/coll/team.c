@@ -265,6 +265,17 @@ gas_status_t gas_co_start_nodes(void)
     return st;
 }
 
+gas_status_t gas_co_check_ends(const char *call)
+{
+    gas_status_t first = GAS_OK;
+    for (size_t i = 0; i < gas_co_nlive; i++) {
+        gas_status_t st = gas_co_chan_leftover(gas_co_live[i], call);
+        if (first == GAS_OK)
+            first = st;
+    }
+    return first;
+}
+
 void gas_co_stop(void)
 {
     /* The arenas go away with the segment: only the bookkeeping is freed. */
@@ -570,10 +581,12 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
         if (w.lost)
             return gas_co_lost_error(team, call, "the team's last barrier");
     }
-    if ((st = gas_tl_quiet_all()) != GAS_OK)
-        return st;
+    st = gas_tl_quiet_all();
+    /* Every member's messages have arrived: one never received shows a mismatch. */
+    if (st == GAS_OK)
+        st = gas_co_chan_leftover(team, call);
     /* Nothing of this team can arrive any more: the slot goes back to the arena. */
     live_remove(team);
     team_free(team);
-    return GAS_OK;
+    return st;
 }

@@ -1,0 +1,128 @@
+/*
+ * test_coll_end - a collective mismatch that no call can see is reported
+ * when the team ends.
+ *
+ * Some mismatched calls complete on every rank: nobody waits for the
+ * message that shows the mismatch (a broadcast whose root differs between
+ * ranks, a scatter on one rank against a gather on the others, a call only
+ * one rank makes).  That message arrives and stays unread; after the last
+ * barrier of gas_team_destroy, or of gas_finalize for the teams still live,
+ * every message has arrived, so an unread one proves the mismatch.
+ *
+ *   team      (3+ ranks) each case on a team of every rank in reverse order,
+ *             then gas_team_destroy: every call and destroy returns GAS_OK or
+ *             GAS_ERR_INVALID, and on some rank one of them reports it ("found
+ *             at its end" from the destroy where the calls all succeeded);
+ *             a matched broadcast before each destroy-free team is also
+ *             checked to end cleanly.
+ *   finalize  (exactly 2 ranks) rank 0 alone broadcasts on the world team;
+ *             rank 1's gas_finalize must return GAS_ERR_INVALID saying so,
+ *             rank 0's GAS_OK.
+ * GAS_ERRORS=return.
+ */
+#include "check.h"
+
+enum { CASES = 3 };
+static const char *const case_name[CASES] = {"broadcast with differing roots",
+                                             "scatter against gather", "a call one rank makes"};
+
+/* Run case c on team t (this rank is team rank tr): the call's status. */
+static gas_status_t mismatched_call(int c, gas_team_t t, int tr)
+{
+    int64_t buf[8], out[64];
+    for (int i = 0; i < 8; i++)
+        buf[i] = tr * 100 + i;
+    switch (c) {
+    case 0:
+        return gas_broadcast(t, buf, 4, GAS_INT64, tr == 0 ? 0 : 1);
+    case 1:
+        return tr == 0 ? gas_scatter(t, out, buf, 2, GAS_INT64, 0)
+                       : gas_gather(t, out, buf, 2, GAS_INT64, 0);
+    default:
+        return tr == 0 ? gas_broadcast(t, buf, 4, GAS_INT64, 0) : GAS_OK;
+    }
+}
+
+static int ended_with_report(gas_status_t st)
+{
+    return st == GAS_ERR_INVALID && strstr(gas_last_error(), "found at its end") != NULL;
+}
+
+static void team_mode(void)
+{
+    int me = t_rank, n = t_nranks;
+    gas_ptr_t box;   /* per rank and case: call status, destroy status, reported at end */
+    MUST(gas_malloc((size_t)n * CASES * 3 * 8, &box));
+    for (int c = 0; c < CASES; c++) {
+        gas_team_t t, ok;
+        MUST(gas_team_split_color(GAS_TEAM_WORLD, 0, -me, &t));
+        MUST(gas_team_split_color(GAS_TEAM_WORLD, 0, me, &ok));
+        int tr = gas_team_rank(t);
+        gas_status_t call = mismatched_call(c, t, tr);
+        gas_status_t end = gas_team_destroy(t);
+        int64_t rec[3] = {call, end, ended_with_report(end)};
+        if (end != GAS_OK)
+            test_note("%s: gas_team_destroy: %s", case_name[c], gas_last_error());
+        /* A team whose calls matched ends cleanly. */
+        int64_t v[4] = {me, 1, 2, 3};
+        CHECK_OK(gas_broadcast(ok, v, 4, GAS_INT64, n - 1));
+        CHECK(v[0] == n - 1, "%s: the matched broadcast gave %lld", case_name[c], (long long)v[0]);
+        CHECK_OK(gas_team_destroy(ok));
+        MUST(gas_put(test_at(box, ((uint64_t)me * CASES + (uint64_t)c) * 24), rec, sizeof rec));
+        MUST(gas_barrier());
+    }
+    if (me == 0) {
+        for (int c = 0; c < CASES; c++) {
+            int seen = 0, all_calls_ok = 1, reported_at_end = 0;
+            for (int r = 0; r < n; r++) {
+                int64_t rec[3];
+                MUST(gas_get(rec, test_at(box, ((uint64_t)r * CASES + (uint64_t)c) * 24), sizeof rec));
+                CHECK((rec[0] == GAS_OK || rec[0] == GAS_ERR_INVALID) &&
+                          (rec[1] == GAS_OK || rec[1] == GAS_ERR_INVALID),
+                      "%s: rank %d: call %s, destroy %s", case_name[c], r,
+                      gas_strerror((gas_status_t)rec[0]), gas_strerror((gas_status_t)rec[1]));
+                seen += rec[0] == GAS_ERR_INVALID || rec[1] == GAS_ERR_INVALID;
+                all_calls_ok &= rec[0] == GAS_OK;
+                reported_at_end += (int)rec[2];
+            }
+            CHECK(seen > 0, "%s: no rank reported the mismatch", case_name[c]);
+            if (all_calls_ok)
+                CHECK(reported_at_end > 0, "%s: every call succeeded and no gas_team_destroy "
+                      "reported the mismatch", case_name[c]);
+            test_note("%s: %d rank(s) reported it%s", case_name[c], seen,
+                      all_calls_ok ? ", all at the team's end" : "");
+        }
+    }
+    MUST(gas_barrier());
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "team";
+    test_begin("coll_end");
+    if (strcmp(mode, "team") == 0) {
+        if (t_nranks < 3) {
+            printf("skipped: needs 3 ranks or more\n");
+            gas_finalize();
+            return 77;
+        }
+        team_mode();
+        return test_end();
+    }
+    if (t_nranks != 2) {
+        printf("skipped: needs exactly 2 ranks\n");
+        gas_finalize();
+        return 77;
+    }
+    int me = t_rank;
+    CHECK_STATUS(mismatched_call(2, GAS_TEAM_WORLD, me), GAS_OK);
+    /* No library call may follow gas_finalize: report as test_end would. */
+    gas_status_t st = gas_finalize();
+    int bad = me == 0 ? st != GAS_OK : !ended_with_report(st);
+    printf("[coll_end rank %d] gas_finalize: %s (%s)%s\n", me, gas_strerror(st),
+           st == GAS_OK ? "" : gas_last_error(), bad ? ": FAILED" : "");
+    if (bad)
+        printf("[coll_end rank %d] expected %s\n", me,
+               me == 0 ? "GAS_OK" : "GAS_ERR_INVALID saying the mismatch was found at the team's end");
+    return bad || t_failures ? 1 : 0;
+}
