@@ -309,16 +309,24 @@ void gas_co_chan_flush_credits(struct gas_co_sched *s)
             credit_back(s, ops[i].peer);
 }
 
+/* Has team rank p (not me) a chunk here that this rank has not received?  Its header in *h. */
+static int unread_chunk(gas_team_t t, int p, struct gas_co_hdr *h)
+{
+    uint64_t k = t->recvd[p];
+    if (p == t->rank || __atomic_load_n(&t->arrived[p], __ATOMIC_ACQUIRE) <= k)
+        return 0;
+    memcpy(h, t->base + mbox_off(t, p, k), sizeof *h);
+    return 1;
+}
+
 gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
 {
     if (t->qhead != NULL || t->had_error)
         return GAS_OK;
+    struct gas_co_hdr h;
     for (int p = 0; p < t->size; p++) {
-        uint64_t k = t->recvd[p];
-        if (p == t->rank || __atomic_load_n(&t->arrived[p], __ATOMIC_ACQUIRE) <= k)
+        if (!unread_chunk(t, p, &h))
             continue;
-        struct gas_co_hdr h;
-        memcpy(&h, t->base + mbox_off(t, p, k), sizeof h);
         char theirs[160];
         describe(theirs, sizeof theirs, h.seq, h.coll, h.alg, h.type, h.op);
         return gas_rt_error(GAS_ERR_INVALID, call,
@@ -335,12 +343,10 @@ gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
 int gas_co_chan_probe(struct gas_co_sched *s)
 {
     gas_team_t t = s->team;
+    struct gas_co_hdr h;
     for (int p = 0; p < t->size; p++) {
-        uint64_t k = t->recvd[p];
-        if (p == t->rank || __atomic_load_n(&t->arrived[p], __ATOMIC_ACQUIRE) <= k)
+        if (!unread_chunk(t, p, &h))
             continue;
-        struct gas_co_hdr h;
-        memcpy(&h, t->base + mbox_off(t, p, k), sizeof h);
         int32_t ahead = (int32_t)(h.seq - s->call.seq);
         if (ahead < 0) {
             fail(s, mismatch(s, p, &h, " (this rank expected no message from it then)"));
