@@ -51,8 +51,7 @@ static int slot_threads[GAS_AL_MAX_ARENAS]; /* threads using each slot (under cr
 /* Big blocks (big.h): their free ranges and live blocks, under big_lock. */
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gas_al_big big;
-_Atomic size_t gas_al_big_live;       /* live big blocks: gas_al_arena_free looks them up when > 0 */
-static _Atomic uint64_t big_bytes;    /* bytes in them */
+_Atomic size_t gas_al_big_live;       /* big.nlive, for gas_al_arena_free to read without the lock */
 
 /* Why this thread's last allocation failed. */
 static _Thread_local int fail_why;
@@ -494,9 +493,8 @@ void gas_al_arenas_stop(void)
     atomic_store(&narenas, 0);
     pthread_mutex_lock(&big_lock);
     gas_al_big_clear(&big);
-    pthread_mutex_unlock(&big_lock);
     atomic_store(&gas_al_big_live, 0);
-    atomic_store(&big_bytes, 0);
+    pthread_mutex_unlock(&big_lock);
 }
 
 /* ---- allocation ---------------------------------------------------------- */
@@ -532,13 +530,12 @@ static void *big_alloc(size_t nbytes, int slot)
     int rc = gas_al_big_track(&big, off, len);
     if (rc != 0)
         (void)gas_al_big_give(&big, off, len);
+    atomic_store_explicit(&gas_al_big_live, big.nlive, memory_order_release);
     pthread_mutex_unlock(&big_lock);
     if (rc != 0) {
         fail_why = GAS_AL_ARENA_NOMEM;
         return NULL;
     }
-    atomic_fetch_add_explicit(&big_bytes, len, memory_order_relaxed);
-    atomic_fetch_add_explicit(&gas_al_big_live, 1, memory_order_release);
     return p;
 }
 
@@ -547,14 +544,12 @@ int gas_al_big_free(void *p)
     uint64_t off = (uint64_t)((char *)p - cfg.seg->base), len = 0;
     pthread_mutex_lock(&big_lock);
     int found = gas_al_big_untrack(&big, off, &len) == 0;
-    if (found)
+    if (found) {
         (void)gas_al_big_give(&big, off, len);
+        atomic_store_explicit(&gas_al_big_live, big.nlive, memory_order_relaxed);
+    }
     pthread_mutex_unlock(&big_lock);
-    if (!found)
-        return 0;
-    atomic_fetch_sub_explicit(&big_bytes, len, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&gas_al_big_live, 1, memory_order_relaxed);
-    return 1;
+    return found;
 }
 
 /* Everything but a hit in the thread's cache (arena_fast.h). */
@@ -571,10 +566,12 @@ void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p)
             return b->stack[--b->n];
     }
     fail_why = 0;
+    int purged = 0;   /* once per allocation: a second purge finds nothing new */
     if (nbytes >= GAS_AL_BIG_MIN) {
         void *p = big_alloc(nbytes, t->slot);
         if (p == NULL && fail_why == GAS_AL_ARENA_NOSPACE) {
             purge_arenas();
+            purged = 1;
             fail_why = 0;
             p = big_alloc(nbytes, t->slot);
         }
@@ -588,7 +585,7 @@ void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p)
     }
     int flags = MALLOCX_ARENA(arenas[t->slot].ind) | tcache_flags(t, t->slot);
     void *p = mallocx(nbytes, flags);
-    if (__builtin_expect(p == NULL, 0) && fail_why == GAS_AL_ARENA_NOSPACE) {
+    if (__builtin_expect(p == NULL, 0) && fail_why == GAS_AL_ARENA_NOSPACE && !purged) {
         purge_arenas();
         fail_why = 0;
         p = mallocx(nbytes, flags);
@@ -635,18 +632,6 @@ void gas_al_arena_free_slow(void *p, size_t usable)
     dallocx(p, tcache_flags(t, s));
 }
 
-size_t gas_al_arena_usable(void *p)
-{
-    if (atomic_load_explicit(&gas_al_big_live, memory_order_acquire) != 0) {
-        pthread_mutex_lock(&big_lock);
-        uint64_t len = gas_al_big_length(&big, (uint64_t)((char *)p - cfg.seg->base));
-        pthread_mutex_unlock(&big_lock);
-        if (len != 0)
-            return len;
-    }
-    return sallocx(p, 0);
-}
-
 int gas_al_arena_count(void)
 {
     return atomic_load(&narenas);
@@ -662,7 +647,9 @@ static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 
 uint64_t gas_al_arena_allocated(void)
 {
-    uint64_t epoch = 1, total = atomic_load_explicit(&big_bytes, memory_order_relaxed);
+    pthread_mutex_lock(&big_lock);
+    uint64_t epoch = 1, total = big.live_bytes;
+    pthread_mutex_unlock(&big_lock);
     size_t sz = sizeof epoch;
     pthread_mutex_lock(&stats_lock);
     mallctl("epoch", &epoch, &sz, &epoch, sz);

@@ -63,9 +63,6 @@ enum gas_al_arena_fail { GAS_AL_ARENA_NOSPACE = 1, GAS_AL_ARENA_NOBACKING = 2, G
 /* After GAS_AL_ARENA_NOBACKING: why backing failed (this thread's last failure). */
 const char *gas_al_arena_failure(void);
 
-/* Usable size of a block (>= what was asked). */
-size_t gas_al_arena_usable(void *p);
-
 /* Number of arenas, and bytes in live blocks over all of them. */
 int gas_al_arena_count(void);
 uint64_t gas_al_arena_allocated(void);

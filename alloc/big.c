@@ -70,10 +70,9 @@ int gas_al_big_take(struct gas_al_big *b, uint64_t len, uint64_t align, uint64_t
         b->free[best] = (struct gas_al_range){best_at + len, tail};
     } else {
         b->free[best].len = head;
-        if (tail != 0 && insert_range(b, best + 1, best_at + len, tail) != 0)
-            b->free_bytes -= tail;   /* no memory for the entry: the tail is lost */
+        if (tail != 0)
+            (void)insert_range(b, best + 1, best_at + len, tail);   /* no memory: the tail is lost */
     }
-    b->free_bytes -= len;
     *off_p = best_at;
     return 0;
 }
@@ -94,7 +93,6 @@ int gas_al_big_give(struct gas_al_big *b, uint64_t off, uint64_t len)
     } else if (insert_range(b, at, off, len) != 0) {
         return -1;
     }
-    b->free_bytes += len;
     return 0;
 }
 

@@ -33,8 +33,7 @@ struct gas_al_big {
     size_t nfree, capfree;
     uint64_t *key, *val;        /* live blocks: open addressing, linear probing; key 0 empty */
     size_t cap, nlive;          /* cap: a power of two, or 0 */
-    uint64_t live_bytes;
-    uint64_t free_bytes;
+    uint64_t live_bytes;        /* their lengths' sum */
 };
 
 /*

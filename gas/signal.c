@@ -135,7 +135,6 @@ static gas_status_t wait_until(const char *call, struct wait_arg *w)
         return gas_rt_error(GAS_ERR_INVALID, call, "unknown comparison %d", (int)w->cmp);
     char what[96];
     snprintf(what, sizeof what, "the value at %p to satisfy the condition", w->ivar);
-    w->lost = -1;
     st = gas_rt_wait(wait_cond, w, w->ivar, call, what);
     if (st == GAS_OK && w->lost >= 0)
         st = gas_rt_error(GAS_ERR_PEER, call,

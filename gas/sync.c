@@ -52,7 +52,7 @@ struct round_wait {
     const uint64_t *count;
     uint64_t epoch;
     int from;         /* the rank whose signal it is */
-    int lost;         /* ended because a peer was declared dead */
+    int lost;         /* the rank given up on that ended the wait, or -1 */
     uint64_t probe_at; /* when to probe `from` next (gas_tl_probe) */
 };
 
@@ -63,10 +63,8 @@ static int round_arrived(void *arg)
     struct round_wait *w = arg;
     if (__atomic_load_n(w->count, __ATOMIC_ACQUIRE) >= w->epoch)
         return 1;
-    if (gas_tl_probe_due(&w->probe_at))
-        gas_tl_probe(w->from);
-    w->lost = gas_tl_first_lost(NULL, gas_gs.nranks) >= 0;
-    return w->lost;
+    w->lost = gas_tl_signal_missing(&w->probe_at, w->from, NULL, gas_gs.nranks);
+    return w->lost >= 0;
 }
 
 /* A barrier whose wait timed out: the next call resumes it where it stopped. */
@@ -124,17 +122,15 @@ gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *m
         int to = (me + dist) % P, from = (me - dist % P + P) % P;
         if (!(resume && k == first_round) && (st = send_round(to, k, parity, mm)) != GAS_OK)
             return st;
-        struct round_wait w = {&area->count[k], e, from, 0, 0};
+        struct round_wait w = {&area->count[k], e, from, -1, 0};
         char what[96];
         snprintf(what, sizeof what, "round %d of barrier %llu (a signal from rank %d)", k,
                  (unsigned long long)e, from);
         st = gas_rt_wait(round_arrived, &w, w.count, call, what);
-        if (st == GAS_OK && w.lost) {
-            int lost = gas_tl_first_lost(NULL, gas_gs.nranks);
+        if (st == GAS_OK && w.lost >= 0)
             st = gas_rt_error(GAS_ERR_PEER, call,
                               "rank %d is dead or unreachable (%s): the barrier cannot complete",
-                              lost, gas_tl_lost_how(lost));
-        }
+                              w.lost, gas_tl_lost_how(w.lost));
         if (st != GAS_OK) {
             interrupted.active = 1;
             interrupted.epoch = e;

@@ -268,9 +268,8 @@ int bench_compare(struct bench *b)
     return rc || b->errors ? 1 : 0;
 }
 
-/* "1.03x": a's paired ratio to the best. */
-/* "R.RRx" of algorithm a's ratio ("-" for none), then ", again R.RRx" when it
- * was measured again (again > 0). */
+/* "R.RRx", algorithm a's paired ratio to the best ("-" for none), then
+ * ", again R.RRx" when it was measured again (again > 0). */
 static void ratio_text(const struct point *p, int a, double again, char *buf, size_t len)
 {
     if (a < 0)

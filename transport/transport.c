@@ -260,6 +260,13 @@ void gas_tl_probe(int rank)
         gas_udp_probe(rank);
 }
 
+int gas_tl_signal_missing(uint64_t *probe_at, int from, const int *ranks, int n)
+{
+    if (gas_tl_probe_due(probe_at))
+        gas_tl_probe(from);
+    return gas_tl_first_lost(ranks, n);
+}
+
 gas_status_t gas_tl_peer_addr(int rank, enum gas_tl_id id, void *buf, size_t cap, size_t *len_p)
 {
     void *rec = NULL;

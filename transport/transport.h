@@ -193,6 +193,12 @@ const char *gas_tl_lost_how(int rank);
 #define GAS_TL_PROBE_AFTER_NS 200000000ull
 int gas_tl_probe_due(uint64_t *at);
 void gas_tl_probe(int rank);
+/*
+ * One poll of a wait for a signal from `from` that has not come: probe
+ * `from` when due (probe_at as for gas_tl_probe_due), then the first lost
+ * rank of ranks (gas_tl_first_lost), or -1 to go on waiting.
+ */
+int gas_tl_signal_missing(uint64_t *probe_at, int from, const int *ranks, int n);
 
 /*
  * The address blob that rank published for transport id (copied into buf of

@@ -126,11 +126,11 @@ extern size_t gas_co_nlive;
 gas_status_t gas_co_team_check(const char *call, gas_team_t team);
 
 /* The route to team rank r (cached). */
+gas_status_t gas_co_peer(gas_team_t t, int r, gas_tl_peer_t **peer_p);
 /* The first member (world rank) a transport gave up on, or -1 (gas_tl_first_lost). */
 int gas_co_lost_member(gas_team_t t);
 /* GAS_ERR_PEER for call: a member is lost, so `what` cannot complete. */
 gas_status_t gas_co_lost_error(gas_team_t t, const char *call, const char *what);
-gas_status_t gas_co_peer(gas_team_t t, int r, gas_tl_peer_t **peer_p);
 
 /* A team's channel geometry (size must be set) and the bytes of its slot. */
 uint64_t gas_co_chan_geometry(gas_team_t t);

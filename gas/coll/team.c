@@ -516,7 +516,7 @@ struct quiesce_wait {
     const uint64_t *word;
     gas_team_t team;
     int from;          /* world rank of the signal's sender */
-    int lost;          /* a member was declared dead */
+    int lost;          /* the member given up on that ended the wait, or -1 */
     uint64_t probe_at; /* when to probe `from` next */
 };
 
@@ -526,10 +526,8 @@ static int quiesce_arrived(void *arg)
     struct quiesce_wait *w = arg;
     if (__atomic_load_n(w->word, __ATOMIC_ACQUIRE) >= 1)
         return 1;
-    if (gas_tl_probe_due(&w->probe_at))
-        gas_tl_probe(w->from);
-    w->lost = gas_co_lost_member(w->team) >= 0;
-    return w->lost;
+    w->lost = gas_tl_signal_missing(&w->probe_at, w->from, w->team->world, w->team->size);
+    return w->lost >= 0;
 }
 
 int gas_co_lost_member(gas_team_t t)
@@ -572,13 +570,13 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
         if (st < 0)
             return st;
         struct quiesce_wait w = {&team->quiesce[k], team, team->world[(me - dist % P + P) % P],
-                                 0, 0};
+                                 -1, 0};
         char what[96];
         snprintf(what, sizeof what, "round %d of the team's last barrier (from rank %d)", k,
                  team->world[(me - dist % P + P) % P]);
         if ((st = gas_rt_wait(quiesce_arrived, &w, w.word, call, what)) != GAS_OK)
             return st;
-        if (w.lost)
+        if (w.lost >= 0)
             return gas_co_lost_error(team, call, "the team's last barrier");
     }
     st = gas_tl_quiet_all();
