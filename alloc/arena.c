@@ -51,7 +51,7 @@ static int slot_threads[GAS_AL_MAX_ARENAS]; /* threads using each slot (under cr
 /* Big blocks (big.h): their free ranges and live blocks, under big_lock. */
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gas_al_big big;
-_Atomic size_t gas_al_big_live;       /* big.nlive, for gas_al_arena_free to read without the lock */
+_Atomic int gas_al_big_used;          /* a big block was made: gas_al_arena_free asks big.c */
 
 /* Why this thread's last allocation failed. */
 static _Thread_local int fail_why;
@@ -493,7 +493,7 @@ void gas_al_arenas_stop(void)
     atomic_store(&narenas, 0);
     pthread_mutex_lock(&big_lock);
     gas_al_big_clear(&big);
-    atomic_store(&gas_al_big_live, 0);
+    atomic_store(&gas_al_big_used, 0);
     pthread_mutex_unlock(&big_lock);
 }
 
@@ -530,7 +530,8 @@ static void *big_alloc(size_t nbytes, int slot)
     int rc = gas_al_big_track(&big, off, len);
     if (rc != 0)
         (void)gas_al_big_give(&big, off, len);
-    atomic_store_explicit(&gas_al_big_live, big.nlive, memory_order_release);
+    if (rc == 0)
+        atomic_store_explicit(&gas_al_big_used, 1, memory_order_release);
     pthread_mutex_unlock(&big_lock);
     if (rc != 0) {
         fail_why = GAS_AL_ARENA_NOMEM;
@@ -544,10 +545,10 @@ int gas_al_big_free(void *p)
     uint64_t off = (uint64_t)((char *)p - cfg.seg->base), len = 0;
     pthread_mutex_lock(&big_lock);
     int found = gas_al_big_untrack(&big, off, &len) == 0;
-    if (found) {
+    if (found)
         (void)gas_al_big_give(&big, off, len);
-        atomic_store_explicit(&gas_al_big_live, big.nlive, memory_order_relaxed);
-    }
+    else if (gas_al_big_in_free(&big, off))
+        found = -1;   /* freed before, and nobody has taken the space since */
     pthread_mutex_unlock(&big_lock);
     return found;
 }

@@ -40,8 +40,9 @@ extern uint16_t gas_al_class_cap[GAS_AL_MAX_CLASSES];
 void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p);
 void gas_al_arena_free_slow(void *p, size_t usable);
 
-/* Big blocks (alloc/big.h): how many are live; freeing one: 1, or 0 when p is not one. */
-extern _Atomic size_t gas_al_big_live;
+/* Big blocks (alloc/big.h): whether any was made; freeing one: 1, 0 when p is not
+ * one, -1 when p lies in space freed before (a block freed twice). */
+extern _Atomic int gas_al_big_used;
 int gas_al_big_free(void *p);
 
 /* This thread's cache state while it is current, else NULL. */
@@ -66,13 +67,20 @@ static inline void *gas_al_arena_alloc(size_t nbytes, int *why_p)
     return gas_al_arena_alloc_slow(nbytes, why_p);
 }
 
-/* Free a block gas_al_arena_alloc returned (any thread). */
-static inline void gas_al_arena_free(void *p)
+/*
+ * Free a block gas_al_arena_alloc returned (any thread): 0, or -1 when p is
+ * seen to be free already (a big block's space, or one of the last blocks
+ * this thread cached); other double frees are not detected.
+ */
+static inline int gas_al_arena_free(void *p)
 {
     /* Big blocks are page-aligned; jemalloc's sallocx must not see one. */
     if (__builtin_expect(((uintptr_t)p & 4095) == 0, 0) &&
-        atomic_load_explicit(&gas_al_big_live, memory_order_acquire) != 0 && gas_al_big_free(p))
-        return;
+        atomic_load_explicit(&gas_al_big_used, memory_order_acquire) != 0) {
+        int big = gas_al_big_free(p);
+        if (big != 0)
+            return big > 0 ? 0 : -1;
+    }
     struct gas_al_thr *t = gas_al_thr_current();
     size_t u = 0;
     if (__builtin_expect(t != NULL, 1)) {
@@ -80,12 +88,17 @@ static inline void gas_al_arena_free(void *p)
         if (u <= GAS_AL_CACHE_MAX) {
             unsigned c = gas_al_class_of_usable[u / 8];
             if (c != 0xff && t->bins[c].n < gas_al_class_cap[c]) {
-                t->bins[c].stack[t->bins[c].n++] = p;
-                return;
+                struct gas_al_bin *b = &t->bins[c];
+                for (unsigned i = b->n, k = 0; i > 0 && k < 4; i--, k++)
+                    if (__builtin_expect(b->stack[i - 1] == p, 0))
+                        return -1;   /* freed a moment ago and still in the cache */
+                b->stack[b->n++] = p;
+                return 0;
             }
         }
     }
     gas_al_arena_free_slow(p, u);
+    return 0;
 }
 
 #endif

@@ -181,6 +181,12 @@ int gas_al_big_untrack(struct gas_al_big *b, uint64_t off, uint64_t *len_p)
     return 0;
 }
 
+int gas_al_big_in_free(const struct gas_al_big *b, uint64_t off)
+{
+    size_t i = range_at_or_after(b, off + 1);   /* ranges before i start at or below off */
+    return i > 0 && off - b->free[i - 1].off < b->free[i - 1].len;
+}
+
 uint64_t gas_al_big_length(const struct gas_al_big *b, uint64_t off)
 {
     size_t s = find(b, off);

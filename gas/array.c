@@ -309,23 +309,25 @@ static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem
     gas_status_t st = gas_gs_check(call);
     if (st != GAS_OK)
         return st;
-    if (array_p == NULL)
-        return gas_rt_error(GAS_ERR_INVALID, call, "array_p is NULL");
     gas_layout_t l;
     const char *why = "";
     gas_status_t planned = gas_gs_plan((uint64_t)gas_gs.nranks, gas_gs.seg_min, nelems, elem, dist,
                                        block_elems, &l, &why);
     /* Every rank takes part in the check, valid arguments or not, so nobody hangs. */
-    uint64_t h = mix(mix(mix(mix(0x6761735f6d616c6cull, nelems), elem), (uint64_t)dist),
-                     dist == GAS_DIST_BLOCK_CYCLIC ? block_elems : 0);
+    uint64_t h = mix(mix(mix(mix(mix(0x6761735f6d616c6cull, nelems), elem), (uint64_t)dist),
+                         dist == GAS_DIST_BLOCK_CYCLIC ? block_elems : 0),
+                     array_p == NULL);   /* the others must not allocate without this rank */
     int agree = 0;
     st = gas_gs_barrier_check(call, h, &agree);
     if (st != GAS_OK)
         return st;
+    if (array_p == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, call, "array_p is NULL");
     if (!agree)
         return gas_rt_error(GAS_ERR_INVALID, call,
                             "the ranks passed different arguments (this rank: %llu x %zu bytes, "
-                            "distribution %d); all ranks must pass the same",
+                            "distribution %d), or one passed a NULL array_p; all ranks must "
+                            "pass the same",
                             (unsigned long long)nelems, elem, (int)dist);
     if (planned == GAS_ERR_NOSPACE) {
         char need[32], hint[400];

@@ -94,7 +94,11 @@ GAS_EXPORT gas_status_t gas_dealloc(gas_ptr_t p)
     if (__builtin_expect(gas_gs.phase != GAS_GS_UP || gas_ptr_rank(p) != gas_gs.rank ||
                              off < floor || off >= gas_gs.seg.size || off % 8 != 0, 0))
         return dealloc_refused(p);
-    gas_al_arena_free(gas_gs.seg.base + off);
+    if (__builtin_expect(gas_al_arena_free(gas_gs.seg.base + off) < 0, 0))
+        return gas_rt_error(GAS_ERR_INVALID, "gas_dealloc",
+                            "0x%llx (offset %llu) was freed already (gas_dealloc twice); "
+                            "nothing was done", (unsigned long long)p,
+                            (unsigned long long)off);
     return GAS_OK;
 }
 

@@ -238,11 +238,15 @@ GAS_EXPORT void *gas_ptr_local(gas_ptr_t p);
  */
 GAS_EXPORT gas_status_t gas_ptr_add(gas_ptr_t p, uint64_t nbytes, gas_ptr_t *result_p);
 
-/* Element i (of elem_size bytes) of the array that starts at `array`. */
+/* Element i (of elem_size bytes) of the array that starts at `array`
+ * (elem_size * i past 2^64 - 1 gives gas_ptr_add's GAS_ERR_BOUNDS). */
 static inline gas_status_t gas_ptr_index(gas_ptr_t array, size_t elem_size,
                                          uint64_t i, gas_ptr_t *result_p)
 {
-    return gas_ptr_add(array, (uint64_t)elem_size * i, result_p);
+    uint64_t n;
+    if (__builtin_mul_overflow((uint64_t)elem_size, i, &n))
+        n = UINT64_MAX;
+    return gas_ptr_add(array, n, result_p);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -287,7 +291,8 @@ static inline gas_ptr_t gas_layout_ptr(const gas_layout_t *l, uint64_t i)
  * ceil(nbytes / nranks) rounded up to 8 bytes, so aligned 8-byte words never
  * straddle two owners.  Contents are unspecified (fresh pages read as zero).
  * nbytes == 0 gives GAS_NULL.  All ranks must pass the same arguments: a
- * mismatch is detected and returns GAS_ERR_INVALID on every rank.  When the
+ * mismatch (or a NULL array_p on some rank) is detected and returns
+ * GAS_ERR_INVALID on every rank.  When the
  * symmetric heap cannot grow far enough on every rank (the segment is full,
  * up to the gas_alloc blocks at its top): GAS_ERR_NOSPACE (raise
  * GAS_SEGMENT_SIZE).  With GAS_PREFAULT=y each rank's share is backed before
@@ -337,7 +342,11 @@ GAS_EXPORT gas_status_t gas_alloc(size_t nbytes, gas_ptr_t *ptr_p);
  * (another rank's pointer: GAS_ERR_INVALID), from any of its threads; ptr
  * must be exactly what gas_alloc returned (as with free(), anything else
  * that lies in the arenas' part of the segment is not detected).  GAS_NULL
- * is a no-op.  Other ranks must be done with the block.
+ * is a no-op.  Other ranks must be done with the block.  Freeing a block
+ * twice is GAS_ERR_INVALID ("freed already", nothing done) where it shows
+ * cheaply: a block of 1 MiB or more whose space nobody has taken since, and
+ * a block of up to 4 KiB still among the last four that this thread freed
+ * of its size; other double frees are not detected (as with free()).
  */
 GAS_EXPORT gas_status_t gas_dealloc(gas_ptr_t ptr);
 
@@ -580,7 +589,8 @@ GAS_EXPORT int gas_team_size(gas_team_t team);
  * Collective over parent: the members are the parent ranks start,
  * start + stride, ... (size of them, in that order; stride >= 1, all below
  * the parent's size).  Every member of the parent must pass the same
- * arguments (a mismatch is detected: GAS_ERR_INVALID on every rank).
+ * arguments (a mismatch, or a NULL team_p on some rank, is detected:
+ * GAS_ERR_INVALID on every rank).
  */
 GAS_EXPORT gas_status_t gas_team_split_strided(gas_team_t parent, int start, int stride, int size,
                                                gas_team_t *team_p);
@@ -637,7 +647,12 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
  * In place: pass GAS_IN_PLACE as src; the input is then taken from dst (for
  * allgather and gather: from this rank's block of dst; for reduce-scatter:
  * dst holds the whole count * size input and the result is left in its first
- * count elements).  For allreduce and reduce, src == dst is also in place.
+ * count elements; for alltoall: dst holds this rank's blocks to send, and
+ * they are copied aside first; for allgatherv: from this rank's block of dst
+ * at displs).  For allreduce and reduce, src == dst is also in place.
+ * GAS_IN_PLACE is refused (GAS_ERR_INVALID) for a reduce or gather off the
+ * root (only the root has a dst), for scatter and for alltoallv, which have
+ * no in-place form.
  *
  * Checks: every message carries the team's sequence number and a signature
  * of the call (collective, algorithm, count, type, op, root), so a member
@@ -649,10 +664,23 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
  * gas_finalize for the teams still live, then return GAS_ERR_INVALID
  * naming it ("found at its end") on the ranks that hold one and saw no
  * failed collective on that team, and the
- * results of the team's last collectives must be taken as wrong.  A bitwise op on
- * float/double, an unknown type or op, NULL buffers with count > 0 and
- * count * size overflows are GAS_ERR_INVALID / GAS_ERR_OVERFLOW; a root
- * outside the team is GAS_ERR_RANK.
+ * results of the team's last collectives must be taken as wrong.  A
+ * mismatch that leaves members waiting for each other (a reduce or gather
+ * whose root differs) is found by their wait notes after about 0.2 s of
+ * waiting: GAS_ERR_INVALID naming both calls, not GAS_ERR_TIMEOUT.  A rank
+ * whose collective fails tells the other members, and those still waiting
+ * in that call fail too (with its status, saying which rank failed); one
+ * whose call already completed learns it at the team's end, as above.
+ *
+ * Bad arguments: a bitwise op on float/double, an unknown type or op, NULL
+ * buffers with count > 0 and count * size overflows are GAS_ERR_INVALID /
+ * GAS_ERR_OVERFLOW; a root outside the team is GAS_ERR_RANK.  A call refused
+ * for its arguments on a live team still counts as that team's next
+ * collective on this rank (do not repeat it on this rank alone), and the
+ * members in the same call fail with the same status ("rank r refused its
+ * collective #k") instead of waiting for it; the team stays usable, and
+ * chunks that peers sent for a failed or refused call are thrown away by
+ * the next calls.
  */
 #define GAS_IN_PLACE ((const void *)-1)
 

@@ -20,13 +20,27 @@ struct call {
     uint64_t hashcount;     /* what must agree across ranks */
     size_t bytes;           /* for the algorithm choice */
     struct gas_co_args a;
+    int team_ok;            /* the team is a live team of this rank */
 };
 
-static gas_status_t check_common(struct call *c)
+/*
+ * A call that fails its argument checks on a live team still counts as the
+ * team's next collective, and tells the members so (gas_co_refused): the
+ * ones in the same call fail instead of waiting for this rank.
+ */
+static gas_status_t refuse(struct call *c, gas_status_t st)
+{
+    if (st != GAS_OK && c->team_ok)
+        gas_co_refused(c->team, c->coll, c->type, st);
+    return st;
+}
+
+static gas_status_t check_args(struct call *c)
 {
     gas_status_t st = gas_co_team_check(c->name, c->team);
     if (st != GAS_OK)
         return st;
+    c->team_ok = 1;
     if ((unsigned)c->type >= GAS_DTYPE_COUNT)
         return gas_rt_error(GAS_ERR_INVALID, c->name, "unknown type %d", (int)c->type);
     if (c->reduces) {
@@ -44,13 +58,20 @@ static gas_status_t check_common(struct call *c)
     return GAS_OK;
 }
 
+/* The checks every collective makes (a failure on a live team is refused). */
+static gas_status_t check_common(struct call *c)
+{
+    return refuse(c, check_args(c));
+}
+
 /* n * es * mult bytes, or GAS_ERR_OVERFLOW raised for the call. */
 static gas_status_t bytes_of(struct call *c, size_t n, size_t mult, size_t *bytes_p)
 {
     size_t es = gas_dtype_size(c->type);
     if (n > SIZE_MAX / es / (mult ? mult : 1))
-        return gas_rt_error(GAS_ERR_OVERFLOW, c->name,
-                            "count %zu x %zu-byte elements x %zu overflows", n, es, mult);
+        return refuse(c, gas_rt_error(GAS_ERR_OVERFLOW, c->name,
+                                      "count %zu x %zu-byte elements x %zu overflows", n, es,
+                                      mult));
     *bytes_p = n * es * mult;
     return GAS_OK;
 }
@@ -69,7 +90,8 @@ static gas_status_t check_blocks(struct call *c, size_t count, size_t *all_p)
 static gas_status_t need(struct call *c, const void *p, size_t bytes, const char *what)
 {
     if (bytes > 0 && p == NULL)
-        return gas_rt_error(GAS_ERR_INVALID, c->name, "%s is NULL (%zu bytes)", what, bytes);
+        return refuse(c, gas_rt_error(GAS_ERR_INVALID, c->name, "%s is NULL (%zu bytes)", what,
+                                      bytes));
     return GAS_OK;
 }
 
@@ -87,7 +109,7 @@ static gas_status_t launch(struct call *c, gas_handle_t *handle_p)
     struct gas_co_sched *s = gas_co_sched_new(c->name, t, c->coll, alg, c->type,
                                               c->reduces ? c->op : 0, c->hashcount, c->root);
     if (s == NULL)
-        return GAS_ERR_NOMEM;
+        return refuse(c, GAS_ERR_NOMEM);
     struct gas_co_grp g = {.n = t->size, .me = t->rank, .map = NULL};
     if (c->root >= 0)
         c->a.root = c->root;
@@ -171,8 +193,8 @@ static gas_status_t reduction(const char *name, gas_coll_t coll, gas_team_t team
     int has_dst = root < 0 || team->rank == root;
     if (src == GAS_IN_PLACE) {
         if (!has_dst)
-            return gas_rt_error(GAS_ERR_INVALID, name, "GAS_IN_PLACE is for the root only "
-                                                       "(it has the only dst)");
+            return refuse(&c, gas_rt_error(GAS_ERR_INVALID, name, "GAS_IN_PLACE is for the "
+                                                                 "root only (it has the only dst)"));
         src = dst;
     }
     if ((st = need(&c, src, c.bytes, "src")) != GAS_OK ||
@@ -240,9 +262,11 @@ static gas_status_t blocked(const char *name, gas_coll_t coll, gas_team_t team, 
                            ? all : coll == GAS_COLL_SCATTER ? 0 : c.bytes;
     if (src == GAS_IN_PLACE) {
         if (coll == GAS_COLL_SCATTER || (coll == GAS_COLL_GATHER && !is_root))
-            return gas_rt_error(GAS_ERR_INVALID, name, "GAS_IN_PLACE is not allowed here (%s)",
-                                coll == GAS_COLL_SCATTER ? "scatter has no in-place form"
-                                                         : "only the root of a gather has a dst");
+            return refuse(&c, gas_rt_error(GAS_ERR_INVALID, name,
+                                           "GAS_IN_PLACE is not allowed here (%s)",
+                                           coll == GAS_COLL_SCATTER
+                                               ? "scatter has no in-place form"
+                                               : "only the root of a gather has a dst"));
         src = (const char *)dst + (coll == GAS_COLL_ALLTOALL ? 0 : (size_t)me * c.bytes);
     }
     if ((st = need(&c, dst, dst_bytes, "dst")) != GAS_OK ||
@@ -256,7 +280,7 @@ static gas_status_t blocked(const char *name, gas_coll_t coll, gas_team_t team, 
         int alg = gas_co_select(coll, c.bytes, team->size, team->nnodes, 0);
         struct gas_co_sched *s = gas_co_sched_new(name, team, coll, alg, type, 0, count, -1);
         if (s == NULL)
-            return GAS_ERR_NOMEM;
+            return refuse(&c, GAS_ERR_NOMEM);
         char *copy = gas_co_tmp(s, all);
         if (copy) {
             memcpy(copy, dst, all);
@@ -333,7 +357,7 @@ GAS_EXPORT gas_status_t gas_allgatherv(gas_team_t team, void *dst, const void *s
     if (st != GAS_OK)
         return st;
     if (counts == NULL)
-        return gas_rt_error(GAS_ERR_INVALID, c.name, "counts is NULL");
+        return refuse(&c, gas_rt_error(GAS_ERR_INVALID, c.name, "counts is NULL"));
     /* the choice must agree on every rank: decide on the largest block */
     size_t largest = 0;
     for (int i = 0; i < team->size; i++)
@@ -341,11 +365,16 @@ GAS_EXPORT gas_status_t gas_allgatherv(gas_team_t team, void *dst, const void *s
     if ((st = bytes_of(&c, largest, 1, &c.bytes)) != GAS_OK)
         return st;
     int alg = gas_co_select(c.coll, c.bytes, team->size, team->nnodes, 0);
-    struct gas_co_sched *s = gas_co_sched_new(c.name, team, c.coll, alg, type, 0, 0, -1);
+    /* every member passes the same counts: their hash goes into the call's signature,
+     * so a member with other counts is a mismatch even where blocks travel merged */
+    uint64_t hc = 0x616c6c6761746876ull;
+    for (int i = 0; i < team->size; i++)
+        hc = (hc ^ counts[i]) * 0x100000001b3ull;
+    struct gas_co_sched *s = gas_co_sched_new(c.name, team, c.coll, alg, type, 0, hc, -1);
     if (s == NULL)
-        return GAS_ERR_NOMEM;
+        return refuse(&c, GAS_ERR_NOMEM);
     size_t *d = NULL, total = 0, es = c.a.es, mine = counts[team->rank] * es;
-    st = vector(&c, counts, displs, "", &d, &total, s);
+    st = refuse(&c, vector(&c, counts, displs, "", &d, &total, s));
     if (st == GAS_OK && src == GAS_IN_PLACE)
         src = (char *)dst + d[team->rank] * es;
     if (st == GAS_OK && (st = need(&c, dst, total, "dst")) == GAS_OK)
@@ -374,13 +403,14 @@ GAS_EXPORT gas_status_t gas_alltoallv(gas_team_t team, void *dst, const size_t *
     int alg = gas_co_select(c.coll, 0, team->size, team->nnodes, 0);
     struct gas_co_sched *s = gas_co_sched_new(c.name, team, c.coll, alg, type, 0, 0, -1);
     if (s == NULL)
-        return GAS_ERR_NOMEM;
+        return refuse(&c, GAS_ERR_NOMEM);
     size_t *rd = NULL, *sd = NULL, rtotal = 0, stotal = 0;
     st = vector(&c, dst_counts, dst_displs, "dst", &rd, &rtotal, s);
     if (st == GAS_OK)
         st = vector(&c, src_counts, src_displs, "src", &sd, &stotal, s);
     if (st == GAS_OK && src == GAS_IN_PLACE)
         st = gas_rt_error(GAS_ERR_INVALID, c.name, "gas_alltoallv has no in-place form");
+    st = refuse(&c, st);
     if (st == GAS_OK && (st = need(&c, dst, rtotal, "dst")) == GAS_OK)
         st = need(&c, src, stotal, "src");
     if (st != GAS_OK) {

@@ -8,6 +8,8 @@
  *   [8P, 16P)        credit[dst]: chunks of mine that team rank dst consumed
  *   [16P, 16P+256)   quiesce[32]: the counters of gas_team_destroy's barrier
  *   then             cts[dst]: where team rank dst wants my next message to it
+ *   then             notes[2 src]: the call team rank src waits in (struct gas_co_note),
+ *                    notes[2 src + 1]: the last of its calls that failed
  *   data_off ...     one mailbox of mbox_bytes per source rank, cut into
  *                    nchunks chunks of chunk_bytes (a 32-byte header, then
  *                    payload)
@@ -46,7 +48,8 @@
 uint64_t gas_co_chan_geometry(gas_team_t t)
 {
     uint64_t P = (uint64_t)t->size;
-    uint64_t ctl = 16 * P + 8 * GAS_CO_QUIESCE_ROUNDS + P * sizeof(struct gas_co_cts);
+    uint64_t ctl = 16 * P + 8 * GAS_CO_QUIESCE_ROUNDS + P * sizeof(struct gas_co_cts) +
+                   2 * P * sizeof(struct gas_co_note);
     uint64_t data_off = (ctl + 63) / 64 * 64;
     uint64_t room = gas_co_scratch > data_off ? gas_co_scratch - data_off : 0;
     uint64_t mbox = room / P / 64 * 64;
@@ -67,17 +70,12 @@ void gas_co_chan_attach(gas_team_t t)
     t->credit = t->arrived + P;
     t->quiesce = t->credit + P;
     t->cts = (struct gas_co_cts *)(void *)(t->quiesce + GAS_CO_QUIESCE_ROUNDS);
+    t->notes = (struct gas_co_note *)(void *)(t->cts + P);
 }
 
 static uint64_t mbox_off(gas_team_t t, int src, uint64_t k)
 {
     return t->data_off + (uint64_t)src * t->mbox_bytes + (k % t->nchunks) * t->chunk_bytes;
-}
-
-static const char *alg_text(const struct gas_co_hdr *h)
-{
-    const char *a = gas_co_alg_name((gas_coll_t)h->coll, h->alg);
-    return a ? a : "?";
 }
 
 /* Describe a call for an error message. */
@@ -93,34 +91,66 @@ static void describe(char *buf, size_t cap, uint32_t seq, int coll, int alg, int
                      coll == GAS_COLL_REDUCE_SCATTER ? gas_co_op_name((gas_redop_t)op) : "");
 }
 
-static gas_status_t mismatch(struct gas_co_sched *s, int peer, const struct gas_co_hdr *h,
-                             const char *why)
+static gas_status_t mismatch_as(struct gas_co_sched *s, int peer, const struct gas_co_hdr *h,
+                                const char *did, const char *why)
 {
     char theirs[160], mine[160];
     describe(theirs, sizeof theirs, h->seq, h->coll, h->alg, h->type, h->op);
     describe(mine, sizeof mine, s->call.seq, s->call.coll, s->call.alg, s->call.type,
              s->call.op);
-    (void)alg_text;
     return gas_rt_error(GAS_ERR_INVALID, s->callname,
-                        "collective mismatch on a team of %d: rank %d sent a message of its %s "
+                        "collective mismatch on a team of %d: rank %d %s its %s "
                         "while this rank is in its %s%s; every member must call the same "
                         "collectives in the same order with the same count, type, op and root "
                         "(and the same algorithm)",
-                        s->team->size, s->team->world[peer], theirs, mine, why);
+                        s->team->size, s->team->world[peer], did, theirs, mine, why);
+}
+
+static gas_status_t mismatch(struct gas_co_sched *s, int peer, const struct gas_co_hdr *h,
+                             const char *why)
+{
+    return mismatch_as(s, peer, h, "sent a message of", why);
+}
+
+/* How a header's call differs from the call s runs ("" for another call), or NULL. */
+static const char *differs(const struct gas_co_sched *s, const struct gas_co_hdr *h)
+{
+    const struct gas_co_call *c = &s->call;
+    if (h->seq != c->seq || h->coll != c->coll)
+        return "";
+    if (h->alg != c->alg)
+        return " (the ranks chose different algorithms: check GAS_COLL_* and "
+               "gas_coll_set_algorithm on every rank)";
+    if (h->type != c->type || h->op != c->op || h->arghash != c->arghash)
+        return " (with different count, type, op or root)";
+    return NULL;
+}
+
+/* A note's check word: a hash of its other fields, never 0. */
+static uint32_t note_check(const struct gas_co_note *n)
+{
+    uint64_t v = ((uint64_t)n->seq << 32 | (uint64_t)n->coll << 24 | (uint64_t)n->alg << 16 |
+                  (uint64_t)n->type << 8 | n->op) * 0x9e3779b97f4a7c15ull ^
+                 ((uint64_t)n->arghash << 32 | (uint32_t)n->status) * 0xc2b2ae3d27d4eb4full ^
+                 (uint64_t)n->refused;
+    v ^= v >> 29;
+    v *= 0xbf58476d1ce4e5b9ull;
+    v ^= v >> 32;
+    return (uint32_t)v | 1u;
+}
+
+/* Copy note i of t's slot (member i / 2's): 1 when it is whole and not this rank's own. */
+static int read_note(gas_team_t t, int i, struct gas_co_note *n)
+{
+    memcpy(n, &t->notes[i], sizeof *n);
+    return i / 2 != t->rank && n->check == note_check(n);
 }
 
 /* Does a header belong to the call s runs?  Raises the mismatch if not. */
 static gas_status_t check_hdr(struct gas_co_sched *s, int peer, const struct gas_co_hdr *h)
 {
-    const struct gas_co_call *c = &s->call;
-    if (h->seq != c->seq || h->coll != c->coll)
-        return mismatch(s, peer, h, "");
-    if (h->alg != c->alg)
-        return mismatch(s, peer, h, " (the ranks chose different algorithms: check "
-                                    "GAS_COLL_* and gas_coll_set_algorithm on every rank)");
-    if (h->type != c->type || h->op != c->op || h->arghash != c->arghash)
-        return mismatch(s, peer, h, " (with different count, type, op or root)");
-    return GAS_OK;
+    const char *why = differs(s, h);
+    return why ? mismatch(s, peer, h, why) : GAS_OK;
 }
 
 static void fail(struct gas_co_sched *s, gas_status_t st)
@@ -255,6 +285,35 @@ static void credit_back(struct gas_co_sched *s, int src)
     t->owed[src] = 0;
 }
 
+void gas_co_chan_failed(gas_team_t t, uint32_t seq)
+{
+    t->had_error = 1;   /* its leftovers are no news at the team's end */
+    t->failed_seq[t->nfailed++ % 8] = seq;
+}
+
+/* Is h a chunk of a collective that failed or was refused here (not s's own call)? */
+static int stale(gas_team_t t, const struct gas_co_hdr *h, uint32_t current)
+{
+    if (h->seq == current)
+        return 0;
+    unsigned n = t->nfailed < 8 ? t->nfailed : 8;
+    for (unsigned i = 0; i < n; i++)
+        if (t->failed_seq[i] == h->seq)
+            return 1;
+    return 0;
+}
+
+/* Consume chunk t->recvd[src] (header h) without delivering it. */
+static void discard(struct gas_co_sched *s, int src, const struct gas_co_hdr *h)
+{
+    gas_team_t t = s->team;
+    if (h->msg_off + h->chunk_len >= h->msg_len)
+        t->mrecvd[src]++;   /* the message's last chunk: keeps the zero-copy numbering */
+    t->recvd[src]++;
+    if (++t->owed[src] >= (t->nchunks + 1) / 2)
+        credit_back(s, src);
+}
+
 int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o)
 {
     gas_team_t t = s->team;
@@ -267,6 +326,12 @@ int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o)
     const char *chunk = t->base + mbox_off(t, src, k);
     struct gas_co_hdr h;
     memcpy(&h, chunk, sizeof h);
+    if (stale(t, &h, s->call.seq)) {
+        discard(s, src, &h);
+        return 1;
+    }
+    if (differs(s, &h) && gas_co_chan_check_notes(s))
+        return 1;   /* a member's failure explains the odd chunk: that is the report */
     gas_status_t st = check_hdr(s, src, &h);
     int zc = (h.flags & GAS_CO_ZCOPY) != 0;
     if (st == GAS_OK && (h.msg_len != o->len || h.msg_off != o->done ||
@@ -337,7 +402,90 @@ gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
                             "collectives may be wrong",
                             t->size, t->world[p], theirs);
     }
+    /* No chunk shows it, but a member's part of a call failed after this rank's completed. */
+    for (int p = 0; p < t->size; p++) {
+        struct gas_co_note n;
+        if (!read_note(t, 2 * p + 1, &n) || n.status == GAS_OK)
+            continue;
+        char theirs[160];
+        describe(theirs, sizeof theirs, n.seq, n.coll, n.alg, n.type, n.op);
+        return gas_rt_error(GAS_ERR_INVALID, call,
+                            "rank %d's part of its %s on a team of %d failed (%s; that rank "
+                            "reported the cause) while this rank's call completed, so this "
+                            "rank's results of it may be wrong",
+                            t->world[p], theirs, t->size, gas_strerror((gas_status_t)n.status));
+    }
     return GAS_OK;
+}
+
+static void put_note(gas_team_t t, int p, struct gas_co_note *n)
+{
+    gas_tl_peer_t *peer;
+    if (p == t->rank || gas_tl_first_lost(&t->world[p], 1) >= 0 ||
+        gas_co_peer(t, p, &peer) != GAS_OK)
+        return;   /* a put to a lost peer would raise an error of its own */
+    n->check = note_check(n);
+    struct gas_co_note *slot = &t->notes[2 * t->rank + (n->status != GAS_OK)];
+    uint64_t at = t->poff[p] + (uint64_t)((char *)slot - t->base);
+    (void)gas_tl_put(peer, at, n, sizeof *n, NULL);   /* best effort: only a diagnosis */
+}
+
+void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_t status)
+{
+    struct gas_co_note n = {.seq = t->seq++, .coll = (uint8_t)coll, .type = (uint8_t)type,
+                            .status = status, .refused = 1};
+    gas_co_chan_failed(t, n.seq);
+    for (int p = 0; p < t->size; p++)
+        put_note(t, p, &n);
+}
+
+void gas_co_chan_note(struct gas_co_sched *s, int p, gas_status_t status)
+{
+    struct gas_co_note n = {.seq = s->call.seq, .coll = s->call.coll, .alg = s->call.alg,
+                            .type = s->call.type, .op = s->call.op,
+                            .arghash = s->call.arghash, .status = status};
+    put_note(s->team, p, &n);
+}
+
+int gas_co_chan_check_notes(struct gas_co_sched *s)
+{
+    gas_team_t t = s->team;
+    for (int i = 0; i < 2 * t->size; i++) {
+        int p = i / 2;
+        struct gas_co_note n;
+        if (!read_note(t, i, &n) || n.seq != s->call.seq)
+            continue;   /* empty, torn, or another call (an old note, or a later call) */
+        struct gas_co_hdr h = {.seq = n.seq, .coll = n.coll, .alg = n.alg, .type = n.type,
+                               .op = n.op, .arghash = n.arghash};
+        const char *why = n.refused ? NULL : differs(s, &h);
+        gas_status_t st;
+        if (n.refused && n.status < 0 && n.status >= GAS_ERR_INTERNAL) {
+            const char *c = gas_coll_name((gas_coll_t)n.coll);
+            st = gas_rt_error((gas_status_t)n.status, s->callname,
+                              "rank %d refused its collective #%u (gas_%s) on a team of %d for "
+                              "its arguments (%s; that rank's error says which), so this "
+                              "rank's part cannot complete", t->world[p], n.seq, c ? c : "?",
+                              t->size, gas_strerror((gas_status_t)n.status));
+            s->failed_by_note = 1;
+        } else if (why != NULL) {
+            /* found here first hand: this rank's failure notes go out too */
+            st = mismatch_as(s, p, &h, n.status == GAS_OK ? "waits for this rank in"
+                                                          : "failed in", why);
+        } else if (n.status < 0 && n.status >= GAS_ERR_INTERNAL) {
+            const char *c = gas_coll_name((gas_coll_t)s->call.coll);
+            st = gas_rt_error((gas_status_t)n.status, s->callname,
+                              "rank %d's part of collective #%u (gas_%s) on a team of %d "
+                              "failed (%s; that rank reports the cause), so this rank's part "
+                              "cannot complete", t->world[p], s->call.seq, c ? c : "?",
+                              t->size, gas_strerror((gas_status_t)n.status));
+            s->failed_by_note = 1;   /* a relay: the failed rank told everyone */
+        } else {
+            continue;   /* the same call, waiting: no news */
+        }
+        fail(s, st);
+        return 1;
+    }
+    return 0;
 }
 
 int gas_co_chan_probe(struct gas_co_sched *s)
@@ -345,9 +493,11 @@ int gas_co_chan_probe(struct gas_co_sched *s)
     gas_team_t t = s->team;
     struct gas_co_hdr h;
     for (int p = 0; p < t->size; p++) {
-        if (!unread_chunk(t, p, &h))
-            continue;
+        if (!unread_chunk(t, p, &h) || stale(t, &h, s->call.seq))
+            continue;   /* (a stale chunk is thrown away by the receive that meets it) */
         int32_t ahead = (int32_t)(h.seq - s->call.seq);
+        if ((ahead < 0 || (ahead == 0 && differs(s, &h))) && gas_co_chan_check_notes(s))
+            return 1;   /* a member's failure explains the odd chunk */
         if (ahead < 0) {
             fail(s, mismatch(s, p, &h, " (this rank expected no message from it then)"));
             return 1;

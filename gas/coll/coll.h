@@ -58,6 +58,28 @@ struct gas_co_cts {
 };
 _Static_assert(sizeof(struct gas_co_hdr) == GAS_CO_HDR_BYTES, "chunk header size");
 
+/*
+ * A wait note: a member that has waited GAS_TL_PROBE_AFTER_NS in a call
+ * writes the call's identity into the slot of each member it waits for
+ * (notes[2 * its team rank] there); a member whose call failed writes it,
+ * with the failure, into every member's slot (notes[2 * rank + 1], which
+ * its later waits do not overwrite).  A member in the same call with
+ * other arguments (a reduce with another root, a gather against a scatter)
+ * then reports the mismatch, and one in the same call waiting for the
+ * failed member fails too, instead of both waiting until GAS_TIMEOUT.
+ * check (a hash of the rest, never 0) tells a whole note from a torn or
+ * empty one.
+ */
+struct gas_co_note {
+    uint32_t seq;
+    uint8_t coll, alg, type, op;
+    uint32_t arghash;
+    int32_t status;      /* GAS_OK: waiting; else how the writer's call failed */
+    uint32_t check;
+    uint32_t refused;    /* the writer's call was refused before it started (its arguments) */
+};
+_Static_assert(sizeof(struct gas_co_note) == 24, "wait note size");
+
 /* The identity of one collective call, carried in every header. */
 struct gas_co_call {
     uint32_t seq;
@@ -100,8 +122,11 @@ struct gas_team {
     uint32_t pass;
     uint64_t *arrived, *credit;   /* in the slot: written by peers */
     int had_error;                /* a collective failed here: gas_co_chan_leftover says nothing */
+    uint32_t failed_seq[8];       /* the last collectives that failed or were refused here, */
+    uint32_t nfailed;             /* whose late chunks later calls throw away */
     uint64_t *quiesce;
     struct gas_co_cts *cts;       /* in the slot: where peers want my next message */
+    struct gas_co_note *notes;    /* in the slot: 2 per team rank: the call it waits in, its last failed one */
     gas_tl_peer_t **peers;
     uint32_t seq;             /* collectives started on this team */
     /* node structure: node index of each member, nodes listed by first member */
@@ -152,6 +177,7 @@ struct gas_co_op {
     size_t done;              /* bytes moved so far */
     int started;              /* a zero-byte message went */
     int cts_posted;           /* receive: the sender was told to write to dst directly */
+    int noted;                /* the peer was sent this call's wait note */
 };
 
 struct gas_co_sched {
@@ -175,6 +201,7 @@ struct gas_co_sched {
     int done;
     struct gas_co_sched *next; /* in the team's queue */
     int queued, nonblocking;
+    int failed_by_note;       /* a peer's note failed it: no notes of its failure go out */
 };
 
 /* A new schedule for one call on team t (NULL when out of memory: raised). */
@@ -208,12 +235,30 @@ int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o);
 void gas_co_chan_flush_credits(struct gas_co_sched *s);
 /* Look at what peers sent ahead for a call this rank is not in (mismatch detection). */
 int gas_co_chan_probe(struct gas_co_sched *s);
+/* Collective seq failed (or was refused) on this rank: its late chunks are thrown away. */
+void gas_co_chan_failed(gas_team_t t, uint32_t seq);
+/* Write s's note into team rank p's slot: waiting for p (GAS_OK), or failed with status. */
+void gas_co_chan_note(struct gas_co_sched *s, int p, gas_status_t status);
+/*
+ * This rank's call of collective coll on t was refused before it started
+ * (status: its arguments): it still counts as the team's next collective,
+ * and every member gets a note, so members waiting for this rank in it fail
+ * with a message saying so instead of waiting until GAS_TIMEOUT.
+ */
+void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_t status);
+/*
+ * Compare the notes peers wrote here with s's call: a peer in the same call
+ * with other arguments fails s with GAS_ERR_INVALID (a mismatch), a peer
+ * whose same call failed fails s with that peer's status.  1 when s failed.
+ */
+int gas_co_chan_check_notes(struct gas_co_sched *s);
 /*
  * After a barrier that every member of t entered with its collectives on t
  * complete (gas_team_destroy's last one, gas_finalize's): a chunk that
  * arrived and was never received proves that a member's call differed from
  * this rank's in a way no wait could see (a broadcast with another root,
- * a scatter against a gather).  GAS_ERR_INVALID describing it, else GAS_OK
+ * a scatter against a gather); so does a member's failure note for a call
+ * that completed here.  GAS_ERR_INVALID describing it, else GAS_OK
  * (also while t has non-blocking collectives queued: those may still take
  * it, and once a collective on t failed on this rank: that was the report).
  */

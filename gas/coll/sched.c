@@ -194,8 +194,12 @@ static int sched_step(struct gas_co_sched *s)
     int moved = 0;
     while (!s->done) {
         if (s->status != GAS_OK || s->cur == s->nrounds) {
-            if (s->status != GAS_OK)
-                s->team->had_error = 1;   /* its leftovers are no news at the team's end */
+            if (s->status != GAS_OK) {
+                gas_co_chan_failed(s->team, s->call.seq);
+                /* members still waiting in this call learn of it (gas_co_chan_check_notes) */
+                for (int p = 0; p < s->team->size && !s->failed_by_note; p++)
+                    gas_co_chan_note(s, p, s->status);
+            }
             s->done = 1;
             return moved + 1;
         }
@@ -305,16 +309,27 @@ struct run_wait {
 
 /* Probe the members whose messages or credits the team's running schedule
  * still waits for in its current round (gas_tl_probe): a silent one off this
- * node is then declared dead, and the wait fails instead of hanging. */
+ * node is then declared dead, and the wait fails instead of hanging.  Each
+ * of them also gets the call's wait note (once per operation), and the notes
+ * of members waiting for this rank are compared with its call: a member in
+ * the same call with other arguments is a mismatch, not a wait. */
 static void probe_waited(gas_team_t t)
 {
     struct gas_co_sched *h = t->qhead;
     if (h == NULL || t->busy || h->cur >= h->nrounds)
         return;
     size_t lo = h->cur ? h->round_end[h->cur - 1] : 0, hi = h->round_end[h->cur];
-    for (size_t i = lo; i < hi; i++)
-        if (is_comm(&h->ops[i]) && !op_done(&h->ops[i]))
-            gas_tl_probe(t->world[h->ops[i].peer]);
+    for (size_t i = lo; i < hi; i++) {
+        struct gas_co_op *o = &h->ops[i];
+        if (!is_comm(o) || op_done(o))
+            continue;
+        gas_tl_probe(t->world[o->peer]);
+        if (!o->noted) {
+            o->noted = 1;
+            gas_co_chan_note(h, o->peer, GAS_OK);
+        }
+    }
+    gas_co_chan_check_notes(h);
 }
 
 static int run_cond(void *arg)
@@ -359,8 +374,9 @@ static gas_status_t wait_done(struct gas_co_sched *s)
 
 gas_status_t gas_co_run(struct gas_co_sched *s)
 {
-    if (s->status != GAS_OK) {
+    if (s->status != GAS_OK) {   /* building failed: it never started */
         gas_status_t st = s->status;
+        gas_co_refused(s->team, (gas_coll_t)s->call.coll, s->type, st);
         gas_co_sched_free(s);
         return st;
     }
@@ -368,6 +384,8 @@ gas_status_t gas_co_run(struct gas_co_sched *s)
     gas_status_t st = wait_done(s);
     if (st == GAS_OK)
         st = s->status;
+    if (s->status != GAS_OK && s->queued)
+        team_pump(s->team);   /* failed while waiting: ends it (and tells the members) */
     if (s->queued) {
         /* timed out: the team is unusable; keep the schedule for its peers' sake */
         return st;
@@ -378,8 +396,9 @@ gas_status_t gas_co_run(struct gas_co_sched *s)
 
 gas_status_t gas_co_start_nb(struct gas_co_sched *s, gas_handle_t *handle_p)
 {
-    if (s->status != GAS_OK) {
+    if (s->status != GAS_OK) {   /* building failed: it never started */
         gas_status_t st = s->status;
+        gas_co_refused(s->team, (gas_coll_t)s->call.coll, s->type, st);
         gas_co_sched_free(s);
         return st;
     }
@@ -421,13 +440,17 @@ static gas_status_t complete_handle(struct gas_op *op, int block, int *done_p)
 
 gas_status_t gas_co_drain(gas_team_t t, const char *call)
 {
+    (void)call;
+    gas_status_t first = GAS_OK;
     while (t->qtail) {
         struct gas_co_sched *last = t->qtail;
         gas_status_t st = wait_done(last);
         if (st != GAS_OK)
-            return st;
-        if (last->status != GAS_OK)
-            return last->status;
+            return st;   /* timed out: the queue stays */
+        if (last->status != GAS_OK && last->queued)
+            team_pump(t);   /* failed while waiting: ends it and everything before it */
+        if (first == GAS_OK)
+            first = last->status;
     }
-    return GAS_OK;
+    return first;
 }

@@ -322,17 +322,15 @@ static gas_status_t split(const char *call, gas_team_t parent, enum split_kind k
     gas_status_t st = gas_co_team_check(call, parent);
     if (st != GAS_OK)
         return st;
-    if (team_p == NULL)
-        return gas_rt_error(GAS_ERR_INVALID, call, "team_p is NULL");
     int P = parent->size;
     const char *why = NULL;
     if (kind == SPLIT_STRIDED) {
-        if (a < 0 || a >= P)
-            why = "start is not a rank of the parent team";
-        else if (b < 1)
+        if (b < 1)
             why = "stride is below 1";
         else if (c < 1)
             why = "size is below 1";
+        else if (a < 0 || a >= P)
+            why = "start is not a rank of the parent team";
         else if ((int64_t)a + (int64_t)(c - 1) * b >= P)
             why = "the last member (start + (size-1) * stride) is not a rank of the parent team";
     } else if (kind == SPLIT_COLOR && a < 0 && a != GAS_COLOR_UNDEFINED) {
@@ -344,6 +342,9 @@ static gas_status_t split(const char *call, gas_team_t parent, enum split_kind k
                                             (uint64_t)c)
                                       : mix(0x636f6c6f72ull, (uint64_t)kind),
     };
+    /* A member with bad arguments (a NULL team_p, a bad color) fails here, so
+     * the others must not go on to make a team without it. */
+    me.hash = mix(mix(me.hash, team_p == NULL), why != NULL);
     struct split_rec *all = malloc((size_t)P * sizeof *all);
     int *members = malloc((size_t)P * sizeof *members);
     int *order = malloc((size_t)P * sizeof *order);
@@ -359,19 +360,31 @@ static gas_status_t split(const char *call, gas_team_t parent, enum split_kind k
     int agree = 1;
     for (int r = 0; r < P; r++)
         agree &= all[r].hash == me.hash;
-    if (!agree) {
-        st = gas_rt_error(GAS_ERR_INVALID, call,
-                          "the members of the parent team passed different arguments (this "
-                          "rank: start %d, stride %d, size %d); all must pass the same", a, b, c);
+    if (team_p == NULL) {
+        st = gas_rt_error(GAS_ERR_INVALID, call, "team_p is NULL");
         goto out;
     }
     if (why && kind == SPLIT_STRIDED) {
-        st = gas_rt_error(GAS_ERR_RANK, call, "%s (start %d, stride %d, size %d, parent size %d)",
-                          why, a, b, c, P);
+        /* a stride or size below 1 is not a rank question; the rest is */
+        st = gas_rt_error(b < 1 || c < 1 ? GAS_ERR_INVALID : GAS_ERR_RANK, call,
+                          "%s (start %d, stride %d, size %d, parent size %d)", why, a, b, c, P);
         goto out;
     }
     if (why) {
         st = gas_rt_error(GAS_ERR_INVALID, call, "%s (color %d)", why, a);
+        goto out;
+    }
+    if (!agree) {
+        if (kind == SPLIT_STRIDED)
+            st = gas_rt_error(GAS_ERR_INVALID, call,
+                              "the members of the parent team passed different arguments (this "
+                              "rank: gas_team_split_strided, start %d, stride %d, size %d), or "
+                              "one passed bad ones; all must pass the same", a, b, c);
+        else
+            st = gas_rt_error(GAS_ERR_INVALID, call,
+                              "the members of the parent team made different calls or passed "
+                              "bad arguments (this rank: %s); all must make the same split "
+                              "with valid arguments", call);
         goto out;
     }
     int n = 0, mine = -1;
@@ -553,8 +566,12 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
         return st;
     if (team == gas_team_world_)
         return gas_rt_error(GAS_ERR_INVALID, call, "the world team cannot be destroyed");
-    if ((st = gas_co_drain(team, call)) != GAS_OK)
-        return st;
+    /* A queued collective that failed does not keep the members from the
+     * barrier below (they would wait for this rank until GAS_TIMEOUT); its
+     * status is returned after it.  One that timed out leaves the team. */
+    gas_status_t queued = gas_co_drain(team, call);
+    if (queued == GAS_ERR_TIMEOUT)
+        return queued;
     /* Every message of the team is complete before any member's signal below. */
     if ((st = gas_tl_quiet_all()) != GAS_OK)
         return st;
@@ -586,5 +603,5 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
     /* Nothing of this team can arrive any more: the slot goes back to the arena. */
     live_remove(team);
     team_free(team);
-    return st;
+    return queued != GAS_OK ? queued : st;
 }

@@ -471,12 +471,47 @@ static void case_malloc(void)
         CHECK_STATUS(gas_malloc_dist(100, me == 0 ? 8 : 4, GAS_DIST_BLOCK, 1, &p), GAS_ERR_INVALID);
         CHECK_STATUS(gas_malloc_dist(100, 8, GAS_DIST_BLOCK_CYCLIC, me == 0 ? 2 : 4, &p), GAS_ERR_INVALID);
         still_usable("gas_malloc_dist with different arguments on different ranks");
+        /* a NULL array_p on one rank: that rank says so, the others that the ranks
+         * differ, and nobody allocates (the next calls still line up) */
+        p = 12345;
+        CHECK_STATUS(gas_malloc(4096, me == n - 1 ? NULL : &p), GAS_ERR_INVALID);
+        CHECK(strstr(gas_last_error(), me == n - 1 ? "array_p is NULL" : "NULL array_p") != NULL,
+              "gas_malloc with a NULL array_p on rank %d: message \"%s\"", n - 1, gas_last_error());
+        CHECK(p == 12345, "gas_malloc beside a NULL array_p wrote its output pointer");
+        gas_team_t nt = GAS_TEAM_NULL;
+        CHECK_STATUS(gas_team_split_strided(GAS_TEAM_WORLD, 0, 1, n, me == 0 ? NULL : &nt),
+                     GAS_ERR_INVALID);
+        CHECK(nt == GAS_TEAM_NULL, "gas_team_split_strided beside a NULL team_p made a team");
+        still_usable("gas_malloc and gas_team_split_strided with a NULL output on one rank");
     }
     /* invalid arguments to the allocators, the same on every rank */
     CHECK_STATUS(gas_malloc_dist(100, 8, (gas_dist_t)7, 1, &p), GAS_ERR_INVALID);
     CHECK_STATUS(gas_malloc_dist(100, 8, GAS_DIST_BLOCK_CYCLIC, 0, &p), GAS_ERR_INVALID);
     CHECK_STATUS(gas_malloc(64, NULL), GAS_ERR_INVALID);
     still_usable("gas_malloc_dist with invalid arguments");
+    /* gas_dealloc twice, right away: refused, and the block is not handed out twice
+     * (cached small blocks and big ones; sizes in between are not checked) */
+    static const size_t twice[] = {64, 4096, (size_t)2 << 20};
+    for (size_t k = 0; k < sizeof twice / sizeof twice[0]; k++) {
+        gas_ptr_t a = GAS_NULL, b = GAS_NULL, c = GAS_NULL;
+        if (!CHECK_OK(gas_alloc(twice[k], &a)))
+            continue;
+        CHECK_OK(gas_dealloc(a));
+        CHECK_STATUS(gas_dealloc(a), GAS_ERR_INVALID);
+        CHECK(strstr(gas_last_error(), "freed already") != NULL,
+              "gas_dealloc twice (%zu bytes): message \"%s\"", twice[k], gas_last_error());
+        CHECK_OK(gas_alloc(twice[k], &b));
+        CHECK_OK(gas_alloc(twice[k], &c));
+        CHECK(b != c, "after gas_dealloc twice, two gas_allocs of %zu bytes got the same block",
+              twice[k]);
+        CHECK_OK(gas_dealloc(b));
+        CHECK_OK(gas_dealloc(c));
+    }
+    /* an element index whose byte offset overflows is out of bounds, not element 0 */
+    gas_ptr_t r = 777;
+    CHECK_STATUS(gas_ptr_index(ctl, 8, UINT64_C(1) << 61, &r), GAS_ERR_BOUNDS);
+    CHECK_STATUS(gas_ptr_index(ctl, 16, (UINT64_C(1) << 60) + 3, &r), GAS_ERR_BOUNDS);
+    CHECK(r == 777, "a failed gas_ptr_index wrote its result (0x%016" PRIx64 ")", r);
     /* and the heap still gives the same pointer everywhere */
     if (CHECK_OK(gas_malloc(1000, &q))) {
         check_same_pointer(q, "gas_malloc after the failed ones");

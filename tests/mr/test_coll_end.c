@@ -7,7 +7,10 @@
  * ranks, a scatter on one rank against a gather on the others, a call only
  * one rank makes).  That message arrives and stays unread; after the last
  * barrier of gas_team_destroy, or of gas_finalize for the teams still live,
- * every message has arrived, so an unread one proves the mismatch.
+ * every message has arrived, so an unread one proves the mismatch.  Others
+ * leave two ranks waiting for each other (a reduce or gather whose root
+ * differs, a large broadcast): their wait notes must turn that into
+ * GAS_ERR_INVALID, not a GAS_TIMEOUT (which this test counts as a failure).
  *
  *   team      (3+ ranks) each case on a team of every rank in reverse order,
  *             then gas_team_destroy: every call and destroy returns GAS_OK or
@@ -15,6 +18,12 @@
  *             at its end" from the destroy where the calls all succeeded);
  *             a matched broadcast before each destroy-free team is also
  *             checked to end cleanly.
+ *   refused   (2+ ranks) the last rank's call is refused for its arguments
+ *             (a root out of range, a NULL dst, GAS_IN_PLACE off the root,
+ *             NULL counts) while the others call correctly: it gets that
+ *             error, every other rank GAS_OK or the refusal relayed ("refused
+ *             its collective"), never GAS_TIMEOUT; a matched allreduce right
+ *             after gives the right sums on every rank.
  *   finalize  (exactly 2 ranks) rank 0 alone broadcasts on the world team;
  *             rank 1's gas_finalize must return GAS_ERR_INVALID saying so,
  *             rank 0's GAS_OK.
@@ -22,9 +31,12 @@
  */
 #include "check.h"
 
-enum { CASES = 3 };
-static const char *const case_name[CASES] = {"broadcast with differing roots",
-                                             "scatter against gather", "a call one rank makes"};
+enum { CASES = 6, BIG = 1 << 15 };
+static const char *const case_name[CASES] = {
+    "broadcast with differing roots", "scatter against gather", "a call one rank makes",
+    "reduce with differing roots", "gather with differing roots",
+    "256 KiB broadcast with differing roots"};
+static int64_t big[BIG];
 
 /* Run case c on team t (this rank is team rank tr): the call's status. */
 static gas_status_t mismatched_call(int c, gas_team_t t, int tr)
@@ -38,8 +50,14 @@ static gas_status_t mismatched_call(int c, gas_team_t t, int tr)
     case 1:
         return tr == 0 ? gas_scatter(t, out, buf, 2, GAS_INT64, 0)
                        : gas_gather(t, out, buf, 2, GAS_INT64, 0);
-    default:
+    case 2:
         return tr == 0 ? gas_broadcast(t, buf, 4, GAS_INT64, 0) : GAS_OK;
+    case 3:
+        return gas_reduce(t, out, buf, 4, GAS_INT64, GAS_OP_SUM, tr == 0 ? 0 : 1);
+    case 4:
+        return gas_gather(t, out, buf, 2, GAS_INT64, tr == 0 ? 0 : 1);
+    default:
+        return gas_broadcast(t, big, BIG, GAS_INT64, tr == 0 ? 0 : 1);
     }
 }
 
@@ -96,6 +114,56 @@ static void team_mode(void)
     MUST(gas_barrier());
 }
 
+enum { REFUSALS = 4 };
+static const char *const refusal_name[REFUSALS] = {
+    "broadcast with a root out of range", "allreduce with a NULL dst",
+    "reduce with GAS_IN_PLACE off the root", "alltoallv with NULL counts"};
+
+/* Case c, refused on the last rank only: the call's status. */
+static gas_status_t refusable_call(int c, int refuse)
+{
+    static int64_t buf[64], out[64];
+    size_t counts[64];
+    int n = t_nranks;
+    for (int i = 0; i < n; i++)
+        counts[i] = 1;
+    switch (c) {
+    case 0:
+        return gas_broadcast(GAS_TEAM_WORLD, buf, 8, GAS_INT64, refuse ? n + 3 : 0);
+    case 1:
+        return gas_allreduce(GAS_TEAM_WORLD, refuse ? NULL : out, buf, 8, GAS_INT64, GAS_OP_SUM);
+    case 2:
+        return gas_reduce(GAS_TEAM_WORLD, out, refuse ? GAS_IN_PLACE : buf, 8, GAS_INT64,
+                          GAS_OP_SUM, 0);
+    default:
+        return gas_alltoallv(GAS_TEAM_WORLD, out, refuse ? NULL : counts, NULL, buf, counts, NULL,
+                             GAS_INT64);
+    }
+}
+
+static void refused_mode(void)
+{
+    int me = t_rank, n = t_nranks, refuser = n - 1;
+    for (int c = 0; c < REFUSALS; c++) {
+        gas_status_t st = refusable_call(c, me == refuser);
+        if (me == refuser)
+            CHECK(st == GAS_ERR_RANK || st == GAS_ERR_INVALID, "%s: the refusing rank got %s",
+                  refusal_name[c], gas_strerror(st));
+        else
+            CHECK(st == GAS_OK || strstr(gas_last_error(), "refused its collective") != NULL,
+                  "%s: rank %d got %s (%s), not GAS_OK or the refusal", refusal_name[c], me,
+                  gas_strerror(st), st == GAS_OK ? "" : gas_last_error());
+        /* The team goes on: the next calls match and give the right answer. */
+        int64_t v[4] = {me, 1, me * me, -me}, sum[4];
+        CHECK_OK(gas_allreduce(GAS_TEAM_WORLD, sum, v, 4, GAS_INT64, GAS_OP_SUM));
+        int64_t want0 = (int64_t)n * (n - 1) / 2, want2 = (int64_t)(n - 1) * n * (2 * n - 1) / 6;
+        CHECK(sum[0] == want0 && sum[1] == n && sum[2] == want2 && sum[3] == -want0,
+              "%s: the allreduce after it gave %lld %lld %lld %lld", refusal_name[c],
+              (long long)sum[0], (long long)sum[1], (long long)sum[2], (long long)sum[3]);
+        CHECK_OK(gas_barrier());
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "team";
@@ -107,6 +175,10 @@ int main(int argc, char **argv)
             return 77;
         }
         team_mode();
+        return test_end();
+    }
+    if (strcmp(mode, "refused") == 0) {
+        refused_mode();
         return test_end();
     }
     if (t_nranks != 2) {
