@@ -173,7 +173,12 @@ GAS_EXPORT void gas_abort(int code, const char *msg) __attribute__((noreturn));
  * owner's segment that the gas_alloc arenas hold names raw bytes there: a
  * range must stay inside that part of the segment, and nothing checks that
  * the block is still allocated (the owner's allocator state is not visible
- * to other ranks).  Anything in between is GAS_ERR_BOUNDS.
+ * to other ranks).  Anything in between is GAS_ERR_BOUNDS.  So a pointer
+ * into a freed gas_malloc array is GAS_ERR_BOUNDS only while the heap has
+ * not shrunk past it: once gas_free lowered the heap's end, the owner's
+ * gas_alloc arenas may grow into that space, and a stale pointer then names
+ * their bytes (a put through it lands in whatever block lives there, as a
+ * write through a dangling pointer would).
  *
  * gas_ptr_t values are not byte addresses: adding n to one moves n bytes
  * within the owner's segment.  To step through a distributed array, use

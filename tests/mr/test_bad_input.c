@@ -482,6 +482,10 @@ static void case_malloc(void)
         CHECK_STATUS(gas_team_split_strided(GAS_TEAM_WORLD, 0, 1, n, me == 0 ? NULL : &nt),
                      GAS_ERR_INVALID);
         CHECK(nt == GAS_TEAM_NULL, "gas_team_split_strided beside a NULL team_p made a team");
+        /* a bad color on one rank: every rank fails (the others do not wait for it) */
+        CHECK_STATUS(gas_team_split_color(GAS_TEAM_WORLD, me == n - 1 ? -5 : 0, 0, &nt),
+                     GAS_ERR_INVALID);
+        CHECK(nt == GAS_TEAM_NULL, "gas_team_split_color beside a bad color made a team");
         still_usable("gas_malloc and gas_team_split_strided with a NULL output on one rank");
     }
     /* invalid arguments to the allocators, the same on every rank */

@@ -23,7 +23,9 @@
  *             NULL counts) while the others call correctly: it gets that
  *             error, every other rank GAS_OK or the refusal relayed ("refused
  *             its collective"), never GAS_TIMEOUT; a matched allreduce right
- *             after gives the right sums on every rank.
+ *             after gives the right sums on every rank; then an allgatherv
+ *             whose counts differ on that rank (same total) must fail there
+ *             and return GAS_OK nowhere with wrongly cut blocks.
  *   finalize  (exactly 2 ranks) rank 0 alone broadcasts on the world team;
  *             rank 1's gas_finalize must return GAS_ERR_INVALID saying so,
  *             rank 0's GAS_OK.
@@ -161,6 +163,39 @@ static void refused_mode(void)
               "%s: the allreduce after it gave %lld %lld %lld %lld", refusal_name[c],
               (long long)sum[0], (long long)sum[1], (long long)sum[2], (long long)sum[3]);
         CHECK_OK(gas_barrier());
+    }
+    /* allgatherv whose counts differ on the last rank but not in total: no rank may
+     * return GAS_OK with blocks cut where its own counts do not cut them */
+    if (n >= 2) {
+        size_t counts[64], sum = 0;
+        for (int i = 0; i < n; i++)
+            counts[i] = 1 + (size_t)(i % 2);
+        if (me == refuser) {
+            counts[0]++;
+            counts[1]--;
+        }
+        for (int i = 0; i < n; i++)
+            sum += counts[i];
+        int32_t src[4], dst[256];
+        for (int i = 0; i < 4; i++)
+            src[i] = me * 10 + i;
+        memset(dst, 0xff, sizeof dst);
+        gas_status_t st = gas_allgatherv(GAS_TEAM_WORLD, dst, src, counts, NULL, GAS_INT32);
+        if (me == refuser)
+            CHECK(st == GAS_ERR_INVALID, "allgatherv with other counts: the odd rank got %s",
+                  gas_strerror(st));
+        if (st == GAS_OK) {
+            size_t at = 0;
+            for (int r = 0; r < n; r++)
+                for (size_t k = 0; k < counts[r]; k++, at++)
+                    CHECK(dst[at] == r * 10 + (int32_t)k, "allgatherv with other counts on rank "
+                          "%d returned GAS_OK with element %zu = %d (want %d)", refuser, at,
+                          (int)dst[at], r * 10 + (int)k);
+        }
+        (void)sum;
+        int64_t v = 1, total = 0;
+        CHECK_OK(gas_allreduce(GAS_TEAM_WORLD, &total, &v, 1, GAS_INT64, GAS_OP_SUM));
+        CHECK(total == n, "the allreduce after the allgatherv mismatch gave %lld", (long long)total);
     }
 }
 
