@@ -226,7 +226,11 @@ gas_status_t gas_co_start_nb(struct gas_co_sched *s, gas_handle_t *handle_p);
 
 /* Progress every team's queued non-blocking collectives (a runtime progress hook). */
 int gas_co_progress_all(void);
-/* Complete every queued collective of a team (destroy). */
+/*
+ * Complete every queued collective of a team (destroy): the first failed
+ * one's status once all are done; GAS_ERR_TIMEOUT, or a failure that left
+ * schedules queued (t->qtail set), when they cannot all be ended.
+ */
 gas_status_t gas_co_drain(gas_team_t t, const char *call);
 
 /* Channel steps used by the executor (chan.c): 1 when a chunk moved, 0 when it must wait. */

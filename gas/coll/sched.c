@@ -447,8 +447,11 @@ gas_status_t gas_co_drain(gas_team_t t, const char *call)
         gas_status_t st = wait_done(last);
         if (st != GAS_OK)
             return st;   /* timed out: the queue stays */
-        if (last->status != GAS_OK && last->queued)
-            team_pump(t);   /* failed while waiting: ends it and everything before it */
+        if (last->status != GAS_OK && last->queued) {
+            team_pump(t);   /* failed while waiting: ends it if nothing is queued before it */
+            if (last->queued)
+                return last->status;   /* (a lost member failed it behind others) */
+        }
         if (first == GAS_OK)
             first = last->status;
     }

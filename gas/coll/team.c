@@ -568,10 +568,11 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
         return gas_rt_error(GAS_ERR_INVALID, call, "the world team cannot be destroyed");
     /* A queued collective that failed does not keep the members from the
      * barrier below (they would wait for this rank until GAS_TIMEOUT); its
-     * status is returned after it.  One that timed out leaves the team. */
+     * status is returned after it.  One that timed out, or any left queued,
+     * leaves the team as it is. */
     gas_status_t queued = gas_co_drain(team, call);
-    if (queued == GAS_ERR_TIMEOUT)
-        return queued;
+    if (queued == GAS_ERR_TIMEOUT || team->qtail != NULL)
+        return queued;   /* schedules still refer to the team: it stays */
     /* Every message of the team is complete before any member's signal below. */
     if ((st = gas_tl_quiet_all()) != GAS_OK)
         return st;
