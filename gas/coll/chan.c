@@ -146,13 +146,6 @@ static int read_note(gas_team_t t, int i, struct gas_co_note *n)
     return i / 2 != t->rank && n->check == note_check(n);
 }
 
-/* Does a header belong to the call s runs?  Raises the mismatch if not. */
-static gas_status_t check_hdr(struct gas_co_sched *s, int peer, const struct gas_co_hdr *h)
-{
-    const char *why = differs(s, h);
-    return why ? mismatch(s, peer, h, why) : GAS_OK;
-}
-
 static void fail(struct gas_co_sched *s, gas_status_t st)
 {
     if (s->status == GAS_OK)
@@ -287,7 +280,6 @@ static void credit_back(struct gas_co_sched *s, int src)
 
 void gas_co_chan_failed(gas_team_t t, uint32_t seq)
 {
-    t->had_error = 1;   /* its leftovers are no news at the team's end */
     t->failed_seq[t->nfailed++ % 8] = seq;
 }
 
@@ -330,9 +322,10 @@ int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o)
         discard(s, src, &h);
         return 1;
     }
-    if (differs(s, &h) && gas_co_chan_check_notes(s))
+    const char *why = differs(s, &h);
+    if (why && gas_co_chan_check_notes(s))
         return 1;   /* a member's failure explains the odd chunk: that is the report */
-    gas_status_t st = check_hdr(s, src, &h);
+    gas_status_t st = why ? mismatch(s, src, &h, why) : GAS_OK;
     int zc = (h.flags & GAS_CO_ZCOPY) != 0;
     if (st == GAS_OK && (h.msg_len != o->len || h.msg_off != o->done ||
                          h.chunk_len > o->len - o->done || (zc && !o->cts_posted) ||
@@ -386,7 +379,7 @@ static int unread_chunk(gas_team_t t, int p, struct gas_co_hdr *h)
 
 gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
 {
-    if (t->qhead != NULL || t->had_error)
+    if (t->qhead != NULL || t->nfailed != 0)   /* a failure here was the report */
         return GAS_OK;
     struct gas_co_hdr h;
     for (int p = 0; p < t->size; p++) {
@@ -457,27 +450,21 @@ int gas_co_chan_check_notes(struct gas_co_sched *s)
             continue;   /* empty, torn, or another call (an old note, or a later call) */
         struct gas_co_hdr h = {.seq = n.seq, .coll = n.coll, .alg = n.alg, .type = n.type,
                                .op = n.op, .arghash = n.arghash};
+        /* (a refused call's note has no algorithm or argument hash to compare) */
         const char *why = n.refused ? NULL : differs(s, &h);
         gas_status_t st;
-        if (n.refused && n.status < 0 && n.status >= GAS_ERR_INTERNAL) {
-            const char *c = gas_coll_name((gas_coll_t)n.coll);
-            st = gas_rt_error((gas_status_t)n.status, s->callname,
-                              "rank %d refused its collective #%u (gas_%s) on a team of %d for "
-                              "its arguments (%s; that rank's error says which), so this "
-                              "rank's part cannot complete", t->world[p], n.seq, c ? c : "?",
-                              t->size, gas_strerror((gas_status_t)n.status));
-            s->failed_by_note = 1;
-        } else if (why != NULL) {
+        if (why != NULL) {
             /* found here first hand: this rank's failure notes go out too */
             st = mismatch_as(s, p, &h, n.status == GAS_OK ? "waits for this rank in"
                                                           : "failed in", why);
         } else if (n.status < 0 && n.status >= GAS_ERR_INTERNAL) {
-            const char *c = gas_coll_name((gas_coll_t)s->call.coll);
+            const char *c = gas_coll_name((gas_coll_t)n.coll);
             st = gas_rt_error((gas_status_t)n.status, s->callname,
-                              "rank %d's part of collective #%u (gas_%s) on a team of %d "
-                              "failed (%s; that rank reports the cause), so this rank's part "
-                              "cannot complete", t->world[p], s->call.seq, c ? c : "?",
-                              t->size, gas_strerror((gas_status_t)n.status));
+                              "rank %d %s collective #%u (gas_%s) on a team of %d%s (%s; that "
+                              "rank's error says why), so this rank's part cannot complete",
+                              t->world[p], n.refused ? "refused its" : "failed in its", n.seq,
+                              c ? c : "?", t->size, n.refused ? " for its arguments" : "",
+                              gas_strerror((gas_status_t)n.status));
             s->failed_by_note = 1;   /* a relay: the failed rank told everyone */
         } else {
             continue;   /* the same call, waiting: no news */
@@ -496,16 +483,14 @@ int gas_co_chan_probe(struct gas_co_sched *s)
         if (!unread_chunk(t, p, &h) || stale(t, &h, s->call.seq))
             continue;   /* (a stale chunk is thrown away by the receive that meets it) */
         int32_t ahead = (int32_t)(h.seq - s->call.seq);
-        if ((ahead < 0 || (ahead == 0 && differs(s, &h))) && gas_co_chan_check_notes(s))
-            return 1;   /* a member's failure explains the odd chunk */
-        if (ahead < 0) {
-            fail(s, mismatch(s, p, &h, " (this rank expected no message from it then)"));
-            return 1;
-        }
-        if (ahead == 0 && check_hdr(s, p, &h) != GAS_OK) {
-            fail(s, GAS_ERR_INVALID);
-            return 1;
-        }
+        const char *why = ahead < 0   ? " (this rank expected no message from it then)"
+                          : ahead == 0 ? differs(s, &h)
+                                       : NULL;
+        if (why == NULL)
+            continue;   /* a later call's chunk, or this call's: no news */
+        if (!gas_co_chan_check_notes(s))   /* a member's failure explains it, or: */
+            fail(s, mismatch(s, p, &h, why));
+        return 1;
     }
     return 0;
 }

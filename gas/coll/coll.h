@@ -121,9 +121,9 @@ struct gas_team {
     uint32_t *held_send, *held_recv; /* == pass: an earlier op of the round holds the pair */
     uint32_t pass;
     uint64_t *arrived, *credit;   /* in the slot: written by peers */
-    int had_error;                /* a collective failed here: gas_co_chan_leftover says nothing */
     uint32_t failed_seq[8];       /* the last collectives that failed or were refused here, */
-    uint32_t nfailed;             /* whose late chunks later calls throw away */
+    uint32_t nfailed;             /* whose late chunks later calls throw away (any: the team's
+                                     end check says nothing) */
     uint64_t *quiesce;
     struct gas_co_cts *cts;       /* in the slot: where peers want my next message */
     struct gas_co_note *notes;    /* in the slot: 2 per team rank: the call it waits in, its last failed one */
@@ -231,7 +231,7 @@ int gas_co_progress_all(void);
  * one's status once all are done; GAS_ERR_TIMEOUT, or a failure that left
  * schedules queued (t->qtail set), when they cannot all be ended.
  */
-gas_status_t gas_co_drain(gas_team_t t, const char *call);
+gas_status_t gas_co_drain(gas_team_t t);
 
 /* Channel steps used by the executor (chan.c): 1 when a chunk moved, 0 when it must wait. */
 int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o);

@@ -438,9 +438,8 @@ static gas_status_t complete_handle(struct gas_op *op, int block, int *done_p)
     return st;
 }
 
-gas_status_t gas_co_drain(gas_team_t t, const char *call)
+gas_status_t gas_co_drain(gas_team_t t)
 {
-    (void)call;
     gas_status_t first = GAS_OK;
     while (t->qtail) {
         struct gas_co_sched *last = t->qtail;

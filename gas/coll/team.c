@@ -570,7 +570,7 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
      * barrier below (they would wait for this rank until GAS_TIMEOUT); its
      * status is returned after it.  One that timed out, or any left queued,
      * leaves the team as it is. */
-    gas_status_t queued = gas_co_drain(team, call);
+    gas_status_t queued = gas_co_drain(team);
     if (queued == GAS_ERR_TIMEOUT || team->qtail != NULL)
         return queued;   /* schedules still refer to the team: it stays */
     /* Every message of the team is complete before any member's signal below. */
