@@ -678,8 +678,9 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
  * whose call already completed learns it at the team's end, as above.
  *
  * Bad arguments: a bitwise op on float/double, an unknown type or op, NULL
- * buffers with count > 0 and count * size overflows are GAS_ERR_INVALID /
- * GAS_ERR_OVERFLOW; a root outside the team is GAS_ERR_RANK.  A call refused
+ * buffers with count > 0, a NULL handle_p in an _nb form and count * size
+ * overflows are GAS_ERR_INVALID / GAS_ERR_OVERFLOW; a root outside the team
+ * is GAS_ERR_RANK.  A call refused
  * for its arguments on a live team still counts as that team's next
  * collective on this rank (do not repeat it on this rank alone), and the
  * members in the same call fail with the same status ("rank r refused its

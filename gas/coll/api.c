@@ -21,6 +21,7 @@ struct call {
     size_t bytes;           /* for the algorithm choice */
     struct gas_co_args a;
     int team_ok;            /* the team is a live team of this rank */
+    int nb;                 /* the non-blocking form: handle_p must not be NULL */
 };
 
 /*
@@ -101,9 +102,11 @@ static int hierarchical_ok(gas_coll_t c)
            c == GAS_COLL_ALLREDUCE;
 }
 
-/* Build the call's schedule and run it (handle_p NULL: blocking). */
+/* Build the call's schedule and run it, or start it into *handle_p (the _nb forms). */
 static gas_status_t launch(struct call *c, gas_handle_t *handle_p)
 {
+    if (c->nb && handle_p == NULL)
+        return refuse(c, gas_rt_error(GAS_ERR_INVALID, c->name, "handle_p is NULL"));
     gas_team_t t = c->team;
     int alg = gas_co_select(c->coll, c->bytes, t->size, t->nnodes, hierarchical_ok(c->coll));
     struct gas_co_sched *s = gas_co_sched_new(c->name, t, c->coll, alg, c->type,
@@ -117,41 +120,31 @@ static gas_status_t launch(struct call *c, gas_handle_t *handle_p)
     return handle_p ? gas_co_start_nb(s, handle_p) : gas_co_run(s);
 }
 
-static gas_status_t nb_check(const char *name, gas_handle_t *handle_p)
-{
-    if (handle_p == NULL) {
-        gas_status_t st = gas_gs_check(name);
-        return st != GAS_OK ? st : gas_rt_error(GAS_ERR_INVALID, name, "handle_p is NULL");
-    }
-    return GAS_OK;
-}
-
 /* ------------------------------------------------------------------------ */
 
-static gas_status_t barrier(const char *name, gas_team_t team, gas_handle_t *handle_p)
+static gas_status_t barrier(const char *name, gas_team_t team, int nb, gas_handle_t *handle_p)
 {
     struct call c = {.name = name, .team = team, .coll = GAS_COLL_BARRIER, .type = GAS_UINT8,
-                     .root = -1};
+                     .root = -1, .nb = nb};
     gas_status_t st = check_common(&c);
     return st != GAS_OK ? st : launch(&c, handle_p);
 }
 
 GAS_EXPORT gas_status_t gas_team_barrier(gas_team_t team)
 {
-    return barrier("gas_team_barrier", team, NULL);
+    return barrier("gas_team_barrier", team, 0, NULL);
 }
 
 GAS_EXPORT gas_status_t gas_team_barrier_nb(gas_team_t team, gas_handle_t *handle_p)
 {
-    gas_status_t st = nb_check("gas_team_barrier_nb", handle_p);
-    return st != GAS_OK ? st : barrier("gas_team_barrier_nb", team, handle_p);
+    return barrier("gas_team_barrier_nb", team, 1, handle_p);
 }
 
 static gas_status_t broadcast(const char *name, gas_team_t team, void *buf, size_t count,
-                              gas_dtype_t type, int root, gas_handle_t *handle_p)
+                              gas_dtype_t type, int root, int nb, gas_handle_t *handle_p)
 {
     struct call c = {.name = name, .team = team, .coll = GAS_COLL_BROADCAST, .type = type,
-                     .rooted = 1, .root = root, .hashcount = count};
+                     .rooted = 1, .root = root, .hashcount = count, .nb = nb};
     gas_status_t st = check_common(&c);
     if (st == GAS_OK)
         st = bytes_of(&c, count, 1, &c.bytes);
@@ -168,23 +161,22 @@ static gas_status_t broadcast(const char *name, gas_team_t team, void *buf, size
 GAS_EXPORT gas_status_t gas_broadcast(gas_team_t team, void *buf, size_t count, gas_dtype_t type,
                                       int root)
 {
-    return broadcast("gas_broadcast", team, buf, count, type, root, NULL);
+    return broadcast("gas_broadcast", team, buf, count, type, root, 0, NULL);
 }
 
 GAS_EXPORT gas_status_t gas_broadcast_nb(gas_team_t team, void *buf, size_t count,
                                          gas_dtype_t type, int root, gas_handle_t *handle_p)
 {
-    gas_status_t st = nb_check("gas_broadcast_nb", handle_p);
-    return st != GAS_OK ? st : broadcast("gas_broadcast_nb", team, buf, count, type, root, handle_p);
+    return broadcast("gas_broadcast_nb", team, buf, count, type, root, 1, handle_p);
 }
 
 static gas_status_t reduction(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
                               const void *src, size_t count, gas_dtype_t type, gas_redop_t op,
-                              int root, gas_handle_t *handle_p)
+                              int root, int nb, gas_handle_t *handle_p)
 {
     struct call c = {.name = name, .team = team, .coll = coll, .type = type, .op = op,
                      .reduces = 1, .rooted = coll == GAS_COLL_REDUCE, .root = root,
-                     .hashcount = count};
+                     .hashcount = count, .nb = nb};
     gas_status_t st = check_common(&c);
     if (st == GAS_OK)
         st = bytes_of(&c, count, 1, &c.bytes);
@@ -209,13 +201,14 @@ static gas_status_t reduction(const char *name, gas_coll_t coll, gas_team_t team
 GAS_EXPORT gas_status_t gas_reduce(gas_team_t team, void *dst, const void *src, size_t count,
                                    gas_dtype_t type, gas_redop_t op, int root)
 {
-    return reduction("gas_reduce", GAS_COLL_REDUCE, team, dst, src, count, type, op, root, NULL);
+    return reduction("gas_reduce", GAS_COLL_REDUCE, team, dst, src, count, type, op, root, 0,
+                     NULL);
 }
 
 GAS_EXPORT gas_status_t gas_allreduce(gas_team_t team, void *dst, const void *src, size_t count,
                                       gas_dtype_t type, gas_redop_t op)
 {
-    return reduction("gas_allreduce", GAS_COLL_ALLREDUCE, team, dst, src, count, type, op, -1,
+    return reduction("gas_allreduce", GAS_COLL_ALLREDUCE, team, dst, src, count, type, op, -1, 0,
                      NULL);
 }
 
@@ -223,9 +216,8 @@ GAS_EXPORT gas_status_t gas_allreduce_nb(gas_team_t team, void *dst, const void 
                                          size_t count, gas_dtype_t type, gas_redop_t op,
                                          gas_handle_t *handle_p)
 {
-    gas_status_t st = nb_check("gas_allreduce_nb", handle_p);
-    return st != GAS_OK ? st : reduction("gas_allreduce_nb", GAS_COLL_ALLREDUCE, team, dst, src,
-                                         count, type, op, -1, handle_p);
+    return reduction("gas_allreduce_nb", GAS_COLL_ALLREDUCE, team, dst, src, count, type, op, -1,
+                     1, handle_p);
 }
 
 GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const void *src,

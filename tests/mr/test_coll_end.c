@@ -116,10 +116,11 @@ static void team_mode(void)
     MUST(gas_barrier());
 }
 
-enum { REFUSALS = 4 };
+enum { REFUSALS = 5 };
 static const char *const refusal_name[REFUSALS] = {
     "broadcast with a root out of range", "allreduce with a NULL dst",
-    "reduce with GAS_IN_PLACE off the root", "alltoallv with NULL counts"};
+    "reduce with GAS_IN_PLACE off the root", "alltoallv with NULL counts",
+    "allreduce_nb with a NULL handle_p"};
 
 /* Case c, refused on the last rank only: the call's status. */
 static gas_status_t refusable_call(int c, int refuse)
@@ -137,9 +138,15 @@ static gas_status_t refusable_call(int c, int refuse)
     case 2:
         return gas_reduce(GAS_TEAM_WORLD, out, refuse ? GAS_IN_PLACE : buf, 8, GAS_INT64,
                           GAS_OP_SUM, 0);
-    default:
+    case 3:
         return gas_alltoallv(GAS_TEAM_WORLD, out, refuse ? NULL : counts, NULL, buf, counts, NULL,
                              GAS_INT64);
+    default: {
+        gas_handle_t h;
+        gas_status_t st = gas_allreduce_nb(GAS_TEAM_WORLD, out, buf, 8, GAS_INT64, GAS_OP_SUM,
+                                           refuse ? NULL : &h);
+        return st != GAS_OK || refuse ? st : gas_wait(h);
+    }
     }
 }
 
