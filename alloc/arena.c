@@ -24,6 +24,8 @@
 #include <sys/types.h>
 
 #include "big.h"
+#include "held.h"
+#include "live.h"
 #include "runtime/topo.h"
 
 #define GROW_LIMIT (8u << 20)  /* largest extent jemalloc asks for ahead of need */
@@ -51,6 +53,7 @@ static int slot_threads[GAS_AL_MAX_ARENAS]; /* threads using each slot (under cr
 /* Big blocks (big.h): their free ranges and live blocks, under big_lock. */
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gas_al_big big;
+static struct gas_al_held held;         /* what each arena holds (held.h), under big_lock */
 _Atomic int gas_al_big_used;          /* a big block was made: gas_al_arena_free asks big.c */
 
 /* Why this thread's last allocation failed. */
@@ -227,17 +230,26 @@ static void trace(enum gas_al_hook hook, void *addr, size_t size, void *addr_b, 
     }
 }
 
+/* big_take's test for an extent of arena *arg: no other arena holds the page above its end. */
+static int top_ok(uint64_t end, void *arg)
+{
+    int holder = gas_al_held_slot(&held, end);
+    return holder < 0 || holder == *(const int *)arg;
+}
+
 /*
  * size bytes (a multiple of the page) aligned to align, bound to `node` (or
  * -1), zeroed if zero: from the free ranges of big blocks, else carved from
- * the segment's free middle (and backed when GAS_PREFAULT=y).  NULL with
- * fail_why set when neither has room or backing fails.
+ * the segment's free middle (and backed when GAS_PREFAULT=y).  An extent for
+ * jemalloc arena `ind` (-1: a big block) never ends right under memory that
+ * another arena holds (held.h says why).  NULL with fail_why set when
+ * neither has room or backing fails.
  */
-static void *take_extent(size_t size, size_t align, int node, int zero)
+static void *take_extent(size_t size, size_t align, int node, int zero, int ind)
 {
     uint64_t off = 0, prev = 0;
     pthread_mutex_lock(&big_lock);
-    int reused = gas_al_big_take(&big, size, align, &off) == 0;
+    int reused = gas_al_big_take(&big, size, align, ind >= 0 ? top_ok : NULL, &ind, &off) == 0;
     pthread_mutex_unlock(&big_lock);
     if (!reused && gas_al_space_take(cfg.space, size, align, &off, &prev) != 0) {
         fail_why = GAS_AL_ARENA_NOSPACE;
@@ -265,7 +277,16 @@ static void *h_alloc(extent_hooks_t *h, void *new_addr, size_t size, size_t alig
     if (new_addr == NULL && size != 0) {
         int slot = slot_of_index(ind);
         r = take_extent(size, align < 4096 ? 4096 : align, slot >= 0 ? arenas[slot].node : -1,
-                        *zero);
+                        *zero, (int)ind);
+        if (r != NULL) {
+            uint64_t off = (uint64_t)((char *)r - cfg.seg->base);
+            pthread_mutex_lock(&big_lock);
+            if (gas_al_held_add(&held, off, size, (int)ind) != 0) {
+                (void)gas_al_big_give(&big, off, size);   /* unrecorded, it could not be kept apart */
+                r = NULL;
+            }
+            pthread_mutex_unlock(&big_lock);
+        }
         if (r != NULL)
             *commit = true;
     }
@@ -288,6 +309,8 @@ static bool h_dalloc(extent_hooks_t *h, void *addr, size_t size, bool committed,
     if (ok) {
         pthread_mutex_lock(&big_lock);
         ok = gas_al_big_give(&big, (uint64_t)((char *)addr - lo), size) == 0;
+        if (ok)
+            gas_al_held_remove(&held, (uint64_t)((char *)addr - lo), size);
         pthread_mutex_unlock(&big_lock);
     }
     trace(GAS_AL_HOOK_DALLOC, addr, size, NULL, 0, ind, !ok);
@@ -455,6 +478,8 @@ gas_status_t gas_al_arenas_start(const struct gas_al_arena_cfg *c)
     nslots = groups * cfg.per_node;
     if (nslots > GAS_AL_MAX_ARENAS)
         nslots = GAS_AL_MAX_ARENAS;
+    if (gas_al_live_start(c->seg->base, c->seg->size) != GAS_OK)
+        return GAS_ERR_NOMEM;
     atomic_fetch_add(&gas_al_gen, 1);
     atomic_store(&narenas, 0);
     for (int s = 0; s < nslots; s++) {
@@ -493,8 +518,10 @@ void gas_al_arenas_stop(void)
     atomic_store(&narenas, 0);
     pthread_mutex_lock(&big_lock);
     gas_al_big_clear(&big);
+    gas_al_held_clear(&held);
     atomic_store(&gas_al_big_used, 0);
     pthread_mutex_unlock(&big_lock);
+    gas_al_live_stop();
 }
 
 /* ---- allocation ---------------------------------------------------------- */
@@ -522,7 +549,7 @@ static void purge_arenas(void)
 static void *big_alloc(size_t nbytes, int slot)
 {
     uint64_t len = ((uint64_t)nbytes + 4095) & ~(uint64_t)4095;
-    char *p = take_extent(len, 4096, arenas[slot].node, 0);
+    char *p = take_extent(len, 4096, arenas[slot].node, 0, -1);
     if (p == NULL)
         return NULL;
     uint64_t off = (uint64_t)(p - cfg.seg->base);

@@ -68,9 +68,9 @@ static inline void *gas_al_arena_alloc(size_t nbytes, int *why_p)
 }
 
 /*
- * Free a block gas_al_arena_alloc returned (any thread): 0, or -1 when p is
- * seen to be free already (a big block's space, or one of the last blocks
- * this thread cached); other double frees are not detected.
+ * Free a block gas_al_arena_alloc returned (any thread): 0, or -1 when p lies
+ * in a big block's space that is free already.  Other double frees are not
+ * detected here: gas_dealloc asks the live-block map (alloc/live.h) first.
  */
 static inline int gas_al_arena_free(void *p)
 {
@@ -89,9 +89,6 @@ static inline int gas_al_arena_free(void *p)
             unsigned c = gas_al_class_of_usable[u / 8];
             if (c != 0xff && t->bins[c].n < gas_al_class_cap[c]) {
                 struct gas_al_bin *b = &t->bins[c];
-                for (unsigned i = b->n, k = 0; i > 0 && k < 4; i--, k++)
-                    if (__builtin_expect(b->stack[i - 1] == p, 0))
-                        return -1;   /* freed a moment ago and still in the cache */
                 b->stack[b->n++] = p;
                 return 0;
             }

@@ -42,7 +42,8 @@ static void remove_range(struct gas_al_big *b, size_t at)
     b->nfree--;
 }
 
-int gas_al_big_take(struct gas_al_big *b, uint64_t len, uint64_t align, uint64_t *off_p)
+int gas_al_big_take(struct gas_al_big *b, uint64_t len, uint64_t align,
+                    int (*top_ok)(uint64_t end, void *arg), void *arg, uint64_t *off_p)
 {
     size_t best = b->nfree;
     uint64_t best_waste = UINT64_MAX, best_at = 0;
@@ -50,6 +51,8 @@ int gas_al_big_take(struct gas_al_big *b, uint64_t len, uint64_t align, uint64_t
         const struct gas_al_range *r = &b->free[i];
         uint64_t at = (r->off + align - 1) & ~(align - 1);
         if (at < r->off || at - r->off > r->len || r->len - (at - r->off) < len)
+            continue;
+        if (top_ok != NULL && r->len - (at - r->off) == len && !top_ok(at + len, arg))
             continue;
         uint64_t waste = r->len - len;
         if (waste < best_waste) {

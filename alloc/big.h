@@ -39,8 +39,12 @@ struct gas_al_big {
 /*
  * Take len bytes at an offset that is a multiple of align (a power of two)
  * from the free range that fits most tightly: 0 with *off_p set, or -1.
+ * When top_ok is not NULL, a place that would end exactly at a range's top
+ * is taken only if top_ok(end, arg) says so (arena.c: extents must not end
+ * under another arena's memory, alloc/held.h).
  */
-int gas_al_big_take(struct gas_al_big *b, uint64_t len, uint64_t align, uint64_t *off_p);
+int gas_al_big_take(struct gas_al_big *b, uint64_t len, uint64_t align,
+                    int (*top_ok)(uint64_t end, void *arg), void *arg, uint64_t *off_p);
 
 /* Return [off, off+len) to the free ranges, merged with its neighbours: 0, or -1 (no memory: the range is lost). */
 int gas_al_big_give(struct gas_al_big *b, uint64_t off, uint64_t len);

@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "alloc/arena_fast.h"
 #include "alloc/fault.h"
+#include "alloc/live.h"
 #include "runtime/log.h"
 
 #include <stdio.h>
@@ -63,7 +64,12 @@ GAS_EXPORT gas_status_t gas_alloc(size_t nbytes, gas_ptr_t *ptr_p)
     void *m = nbytes < gas_gs.seg.size ? gas_al_arena_alloc(nbytes, &why) : NULL;
     if (__builtin_expect(m == NULL, 0))
         return alloc_failed(nbytes, why ? why : GAS_AL_ARENA_NOSPACE);
-    *ptr_p = gas_ptr_make(gas_gs.rank, (uint64_t)((char *)m - gas_gs.seg.base));
+    uint64_t off = (uint64_t)((char *)m - gas_gs.seg.base);
+    if (__builtin_expect(gas_al_live_set(off) < 0, 0)) {
+        gas_al_arena_free(m);
+        return alloc_failed(nbytes, GAS_AL_ARENA_NOMEM);
+    }
+    *ptr_p = gas_ptr_make(gas_gs.rank, off);
     return GAS_OK;
 }
 
@@ -94,11 +100,12 @@ GAS_EXPORT gas_status_t gas_dealloc(gas_ptr_t p)
     if (__builtin_expect(gas_gs.phase != GAS_GS_UP || gas_ptr_rank(p) != gas_gs.rank ||
                              off < floor || off >= gas_gs.seg.size || off % 8 != 0, 0))
         return dealloc_refused(p);
-    if (__builtin_expect(gas_al_arena_free(gas_gs.seg.base + off) < 0, 0))
+    if (__builtin_expect(!gas_al_live_clear(off), 0))
         return gas_rt_error(GAS_ERR_INVALID, "gas_dealloc",
-                            "0x%llx (offset %llu) was freed already (gas_dealloc twice); "
-                            "nothing was done", (unsigned long long)p,
-                            (unsigned long long)off);
+                            "0x%llx (offset %llu) is not a live block from gas_alloc: it was "
+                            "freed already (gas_dealloc twice) or is not the start of a block; "
+                            "nothing was done", (unsigned long long)p, (unsigned long long)off);
+    gas_al_arena_free(gas_gs.seg.base + off);
     return GAS_OK;
 }
 

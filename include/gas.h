@@ -344,14 +344,13 @@ GAS_EXPORT gas_status_t gas_alloc(size_t nbytes, gas_ptr_t *ptr_p);
 
 /*
  * Free a block from gas_alloc.  Only the rank that allocated it may free it
- * (another rank's pointer: GAS_ERR_INVALID), from any of its threads; ptr
- * must be exactly what gas_alloc returned (as with free(), anything else
- * that lies in the arenas' part of the segment is not detected).  GAS_NULL
- * is a no-op.  Other ranks must be done with the block.  Freeing a block
- * twice is GAS_ERR_INVALID ("freed already", nothing done) where it shows
- * cheaply: a block of 1 MiB or more whose space nobody has taken since, and
- * a block of up to 4 KiB still among the last four that this thread freed
- * of its size; other double frees are not detected (as with free()).
+ * (another rank's pointer: GAS_ERR_INVALID), from any of its threads.  ptr
+ * must be exactly what gas_alloc returned and not freed since: anything else
+ * (a block freed twice, a pointer into a block or between blocks) is
+ * GAS_ERR_INVALID ("not a live block from gas_alloc", nothing done), found
+ * every time by a map of one bit per 8 bytes of the arenas' space (at most
+ * 1/64 of the memory in use by blocks; docs/memory.md).  GAS_NULL is a
+ * no-op.  Other ranks must be done with the block.
  */
 GAS_EXPORT gas_status_t gas_dealloc(gas_ptr_t ptr);
 

@@ -96,7 +96,7 @@ GAS_EXPORT gas_status_t gas_init(void)
         st = gas_rt_error(st, "gas_init",
                           "cannot create the gas_alloc arenas (jemalloc) in the segment%s",
                           st == GAS_ERR_NOSPACE ? ": it is too small, raise GAS_SEGMENT_SIZE"
-                          : st == GAS_ERR_NOMEM ? ": GAS_PREFAULT=y could not back their metadata"
+                          : st == GAS_ERR_NOMEM ? ": no memory for their metadata (GAS_PREFAULT=y backs it at once)"
                                                 : "");
         goto err_gas;
     }

@@ -494,8 +494,8 @@ static void case_malloc(void)
     CHECK_STATUS(gas_malloc(64, NULL), GAS_ERR_INVALID);
     still_usable("gas_malloc_dist with invalid arguments");
     /* gas_dealloc twice, right away: refused, and the block is not handed out twice
-     * (cached small blocks and big ones; sizes in between are not checked) */
-    static const size_t twice[] = {64, 4096, (size_t)2 << 20};
+     * (every size: the thread cache's, jemalloc's small and large classes, big blocks) */
+    static const size_t twice[] = {64, 4096, 8192, 20000, 100000, 1000000, (size_t)2 << 20};
     for (size_t k = 0; k < sizeof twice / sizeof twice[0]; k++) {
         gas_ptr_t a = GAS_NULL, b = GAS_NULL, c = GAS_NULL;
         if (!CHECK_OK(gas_alloc(twice[k], &a)))
@@ -510,6 +510,41 @@ static void case_malloc(void)
               twice[k]);
         CHECK_OK(gas_dealloc(b));
         CHECK_OK(gas_dealloc(c));
+    }
+    /* gas_dealloc twice long after the first (many blocks of its size freed in
+     * between), and gas_dealloc of a pointer inside a live block: both refused,
+     * and no later allocation hands out a block that overlaps a live one */
+    static const size_t later[] = {48, 4096, 40000};
+    for (size_t k = 0; k < sizeof later / sizeof later[0]; k++) {
+        enum { MANY = 40 };
+        gas_ptr_t first = GAS_NULL, many[MANY], live[2 * MANY];
+        if (!CHECK_OK(gas_alloc(later[k], &first)))
+            continue;
+        for (int i = 0; i < MANY; i++)
+            CHECK_OK(gas_alloc(later[k], &many[i]));
+        CHECK_OK(gas_dealloc(first));
+        for (int i = 0; i < MANY; i++)
+            CHECK_OK(gas_dealloc(many[i]));
+        CHECK_STATUS(gas_dealloc(first), GAS_ERR_INVALID);
+        int nlive = 0;
+        for (int i = 0; i < 2 * MANY; i++)
+            if (CHECK_OK(gas_alloc(later[k], &live[nlive])))
+                nlive++;
+        gas_ptr_t inner = GAS_NULL;
+        CHECK_OK(gas_ptr_add(live[0], 8, &inner));
+        CHECK_STATUS(gas_dealloc(inner), GAS_ERR_INVALID);
+        CHECK(strstr(gas_last_error(), "not the start of a block") != NULL,
+              "gas_dealloc inside a block (%zu bytes): message \"%s\"", later[k], gas_last_error());
+        for (int i = 0; i < nlive; i++)
+            for (int j = i + 1; j < nlive; j++)
+                if (live[i] < live[j] ? live[i] + later[k] > live[j]
+                                      : live[j] + later[k] > live[i]) {
+                    FAIL("two live %zu-byte blocks overlap: 0x%" PRIx64 " and 0x%" PRIx64,
+                          later[k], live[i], live[j]);
+                    i = j = nlive;
+                }
+        for (int i = 0; i < nlive; i++)
+            CHECK_OK(gas_dealloc(live[i]));
     }
     /* an element index whose byte offset overflows is out of bounds, not element 0 */
     gas_ptr_t r = 777;

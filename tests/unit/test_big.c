@@ -91,7 +91,7 @@ static void ranges(void)
             uint64_t len = (1 + unit_rand(&seed) % (unit_rand(&seed) % 8 == 0 ? 512 : 16)) * PAGE;
             uint64_t align = unit_rand(&seed) % 10 == 0 ? (PAGE << (unit_rand(&seed) % 6)) : PAGE;
             uint64_t want = tightest(len, align);
-            if (gas_al_big_take(&b, len, align, &off) != 0) {
+            if (gas_al_big_take(&b, len, align, NULL, NULL, &off) != 0) {
                 UCHECK(want == 0, "step %d: take(%llu, %llu) failed though a run of %llu is free", step,
                        (unsigned long long)len, (unsigned long long)align, (unsigned long long)want);
                 continue;
