@@ -1,5 +1,6 @@
 /* amo.c - remote atomics: validation and dispatch to the owner's route. */
 #include "internal.h"
+#include "runtime/wait.h"
 
 /* Validate an atomic and find its owner; raises the error for `call`. */
 static gas_status_t prepare(const char *call, gas_amo_op_t op, unsigned width, gas_ptr_t p,
@@ -49,6 +50,7 @@ GAS_EXPORT gas_status_t gas_amo(gas_amo_op_t op, unsigned width, gas_ptr_t p, ui
     st = gas_tl_amo(peer, &a, &comp);
     if (st == GAS_INPROGRESS)
         return gas_gs_comp_wait(&comp, "gas_amo");
+    gas_rt_tick();
     return st;
 }
 
@@ -61,5 +63,6 @@ GAS_EXPORT gas_status_t gas_amo_nbi(gas_amo_op_t op, unsigned width, gas_ptr_t p
     if (st != GAS_OK)
         return st;
     st = gas_tl_amo(peer, &a, NULL);
+    gas_rt_tick();
     return st == GAS_INPROGRESS ? GAS_OK : st;
 }

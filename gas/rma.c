@@ -36,6 +36,7 @@ gas_status_t gas_gs_comp_wait(gas_tl_comp_t *comp, const char *call)
 static gas_status_t xfer(const char *call, enum xfer_kind kind, gas_ptr_t gp, void *buf,
                          size_t n, gas_tl_comp_t *comp)
 {
+    gas_rt_tick();
     gas_status_t st = gas_gs_check(call);
     if (st != GAS_OK || n == 0)
         return st;

@@ -38,12 +38,14 @@ static struct barrier_area *local_area(void)
 
 GAS_EXPORT gas_status_t gas_fence(void)
 {
+    gas_rt_tick();
     gas_status_t st = gas_gs_check("gas_fence");
     return st != GAS_OK ? st : gas_tl_fence_all();
 }
 
 GAS_EXPORT gas_status_t gas_quiet(void)
 {
+    gas_rt_tick();
     gas_status_t st = gas_gs_check("gas_quiet");
     return st != GAS_OK ? st : gas_tl_quiet_all();
 }

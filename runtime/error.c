@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 static _Thread_local char last_error[800];
@@ -51,8 +52,23 @@ gas_status_t gas_rt_error_at(const char *file, int line, gas_status_t status, co
     return status;
 }
 
+/*
+ * One abort per process: threads that fail at once (or call gas_abort
+ * together) would interleave their messages to gasrun on the boot socket,
+ * which then read text as the exit code.  The first one reports and exits;
+ * the others wait for its _exit.  A nested abort in that thread exits.
+ */
 void gas_rt_abort(int code, const char *msg)
 {
+    static _Atomic int aborting;
+    static _Thread_local int this_thread;
+    if (atomic_exchange(&aborting, 1)) {
+        if (this_thread)
+            _exit(code ? code : 1);
+        for (;;)
+            pause();
+    }
+    this_thread = 1;
     fflush(stdout);
     fflush(stderr);
     if (gas_rt_abort_hook)

@@ -43,6 +43,21 @@ void gas_rt_progress_reset(void)
     nhooks = 0;
 }
 
+_Atomic int gas_rt_tick_on;
+
+void gas_rt_tick_slow(void)
+{
+    static _Thread_local unsigned calls;
+    static _Thread_local uint64_t last;
+    if (++calls % 16 != 0)
+        return;
+    uint64_t now = gas_rt_now_ns();
+    if (now - last < 50000)
+        return;
+    last = now;
+    gas_rt_progress();
+}
+
 int gas_rt_progress(void)
 {
     int n = 0;

@@ -149,6 +149,22 @@ uint64_t gas_rt_wait_spin_ns(void);
 /* The longest sleep before a wait looks again (GAS_WAIT_SLICE; 0: 2 ms). */
 void gas_rt_wait_set_slice(uint64_t slice_ns);
 
+/*
+ * Calls that finish without waiting (puts, gets and atomics on this node's
+ * memory, a quiet or fence with nothing outstanding) tick.  Where no thread
+ * serves the transports (udp's GAS_PROGRESS=poll sets gas_rt_tick_on), a
+ * tick drives gas_rt_progress() once 50 us have passed since it last did,
+ * so a rank that spins through such calls on its own memory (a lock word it
+ * owns) still answers its peers.  One relaxed load otherwise.
+ */
+extern _Atomic int gas_rt_tick_on;
+void gas_rt_tick_slow(void);
+static inline void gas_rt_tick(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&gas_rt_tick_on, memory_order_relaxed), 0))
+        gas_rt_tick_slow();
+}
+
 /* Progress hooks that waits drive (transports register theirs at init). */
 typedef int (*gas_rt_progress_fn)(void);
 int gas_rt_progress_register(gas_rt_progress_fn fn);

@@ -35,6 +35,7 @@ static const size_t init_order[] = {0, 2, 1};
 static int active[NREG];
 static const struct gas_rt_boot *boot;
 static int my_rank, job_size, forced_id;
+static int multi_node;   /* the job has ranks on other nodes (so udp is up) */
 static pthread_mutex_t connect_lock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic(gas_tl_peer_t *) *gas_tl_peers_;
 
@@ -73,6 +74,7 @@ gas_status_t gas_tl_init(const struct gas_rt_boot *b, const gas_tl_env_t *env, i
     my_rank = env->rank;
     job_size = env->nranks;
     forced_id = forced;
+    multi_node = env->local_size > 0 && env->local_size < env->nranks;
     gas_tl_peers_ = calloc((size_t)env->nranks, sizeof *gas_tl_peers_);
     if (gas_tl_peers_ == NULL)
         return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the %d-entry route table",
@@ -253,10 +255,17 @@ int gas_tl_probe_due(uint64_t *at)
     return 1;
 }
 
+/*
+ * A peer over shm is probed over udp too when the job spans nodes: a
+ * node-mate that hangs or exited without gas_finalize is then declared dead
+ * like a peer off the node.  Otherwise a hierarchical collective whose
+ * node-local stage waited for it hung: nobody else sends it anything.  A
+ * job on one node keeps waiting (gasrun sees a rank's death there).
+ */
 void gas_tl_probe(int rank)
 {
     gas_tl_peer_t *p;
-    if (gas_tl_peer(rank, &p) == GAS_OK && p->ops->id != GAS_TL_SHM)
+    if (gas_tl_peer(rank, &p) == GAS_OK && (p->ops->id != GAS_TL_SHM || multi_node))
         gas_udp_probe(rank);
 }
 

@@ -184,10 +184,10 @@ int gas_tl_first_lost(const int *ranks, int n);
 const char *gas_tl_lost_how(int rank);
 /*
  * A wait that has waited GAS_TL_PROBE_AFTER_NS for a signal from a rank (and
- * sends it nothing) probes it, so that a silent peer off this node is
- * declared dead rather than waited for forever (gas_udp_probe; nothing for a
- * peer over shm, whose death gasrun sees).  gas_tl_probe_due(&at), called on
- * each poll of the wait with at = 0 at its start: whether to probe now (after
+ * sends it nothing) probes it, so that a silent peer is declared dead
+ * rather than waited for forever (gas_udp_probe; a peer over shm only when
+ * the job spans nodes: on one node gasrun sees deaths).  gas_tl_probe_due(&at),
+ * called on each poll of the wait with at = 0 at its start: whether to probe now (after
  * GAS_TL_PROBE_AFTER_NS, then every quarter of it).
  */
 #define GAS_TL_PROBE_AFTER_NS 200000000ull

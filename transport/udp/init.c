@@ -103,6 +103,7 @@ static gas_status_t epoll_add(int ep, int fd)
 
 static void release(void)
 {
+    atomic_store(&gas_rt_tick_on, 0);
     struct gas_udp_state *g = &gas_udp_g;
     gas_udp_progress_stop();
     gas_rt_wait_set_sleeper(NULL);
@@ -209,6 +210,8 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
                               g->self.sin_port);
     gas_rt_doorbell_set_nudger(gas_udp_sock_nudge);
     gas_rt_wait_set_sleeper(gas_udp_sleep);
+    if (g->cfg.poll_mode)
+        atomic_store(&gas_rt_tick_on, 1);   /* calls that do not wait drive progress too */
     g->ready = 1;
     return GAS_OK;
 

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Threads of one rank abort at once (gas_abort, or errors under GAS_ERRORS=abort):
+# every run must end with the first thread's code and one whole message.
+set -u
+cd "$(dirname "$0")/../.."
+prog=build/tests/mr/test_abort_threads
+fail=0
+for mode in abort error; do
+    want=3 pat='^gasrun: rank 1 aborted \(code 3\): thread [0-3] aborts$'
+    if [ $mode = error ]; then
+        want=1 pat='^gasrun: rank 1 aborted \(code 1\): rank 1: gas_ptr_add: .*'
+    fi
+    for i in $(seq 12); do
+        err=$(GAS_ERRORS=abort GAS_LOG_LEVEL=fatal timeout 60 build/bin/gasrun -n 2 --timeout 50 $prog $mode 2>&1 >/dev/null)
+        rc=$?
+        line=$(printf '%s\n' "$err" | grep '^gasrun: rank 1 aborted' | head -1)
+        if [ $rc -ne $want ] || ! printf '%s\n' "$line" | grep -Eq "$pat" ||
+           printf '%s' "$line" | LC_ALL=C grep -q '[^[:print:]]'; then
+            echo "FAIL: $mode run $i: exit $rc (want $want), gasrun said: $err"
+            fail=1
+            break
+        fi
+    done
+done
+[ $fail = 0 ] && echo "abort-threads: 12 runs of each mode ended with one clean report"
+exit $fail
