@@ -233,7 +233,7 @@ static void trace(enum gas_al_hook hook, void *addr, size_t size, void *addr_b, 
 /* big_take's test for an extent of arena *arg: no other arena holds the page above its end. */
 static int top_ok(uint64_t end, void *arg)
 {
-    int holder = gas_al_held_slot(&held, end);
+    int holder = gas_al_held_arena(&held, end);
     return holder < 0 || holder == *(const int *)arg;
 }
 
@@ -478,7 +478,7 @@ gas_status_t gas_al_arenas_start(const struct gas_al_arena_cfg *c)
     nslots = groups * cfg.per_node;
     if (nslots > GAS_AL_MAX_ARENAS)
         nslots = GAS_AL_MAX_ARENAS;
-    if (gas_al_live_start(c->seg->base, c->seg->size) != GAS_OK)
+    if (gas_al_live_start(c->seg->size) != GAS_OK)
         return GAS_ERR_NOMEM;
     atomic_fetch_add(&gas_al_gen, 1);
     atomic_store(&narenas, 0);
@@ -574,8 +574,6 @@ int gas_al_big_free(void *p)
     int found = gas_al_big_untrack(&big, off, &len) == 0;
     if (found)
         (void)gas_al_big_give(&big, off, len);
-    else if (gas_al_big_in_free(&big, off))
-        found = -1;   /* freed before, and nobody has taken the space since */
     pthread_mutex_unlock(&big_lock);
     return found;
 }

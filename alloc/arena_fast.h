@@ -40,8 +40,7 @@ extern uint16_t gas_al_class_cap[GAS_AL_MAX_CLASSES];
 void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p);
 void gas_al_arena_free_slow(void *p, size_t usable);
 
-/* Big blocks (alloc/big.h): whether any was made; freeing one: 1, 0 when p is not
- * one, -1 when p lies in space freed before (a block freed twice). */
+/* Big blocks (alloc/big.h): whether any was made; freeing one: 1, or 0 when p is not one. */
 extern _Atomic int gas_al_big_used;
 int gas_al_big_free(void *p);
 
@@ -68,19 +67,16 @@ static inline void *gas_al_arena_alloc(size_t nbytes, int *why_p)
 }
 
 /*
- * Free a block gas_al_arena_alloc returned (any thread): 0, or -1 when p lies
- * in a big block's space that is free already.  Other double frees are not
- * detected here: gas_dealloc asks the live-block map (alloc/live.h) first.
+ * Free a live block gas_al_arena_alloc returned (any thread).  Nothing here
+ * detects a double free: gas_dealloc asks the live-block map (alloc/live.h).
  */
-static inline int gas_al_arena_free(void *p)
+static inline void gas_al_arena_free(void *p)
 {
     /* Big blocks are page-aligned; jemalloc's sallocx must not see one. */
     if (__builtin_expect(((uintptr_t)p & 4095) == 0, 0) &&
-        atomic_load_explicit(&gas_al_big_used, memory_order_acquire) != 0) {
-        int big = gas_al_big_free(p);
-        if (big != 0)
-            return big > 0 ? 0 : -1;
-    }
+        atomic_load_explicit(&gas_al_big_used, memory_order_acquire) != 0 &&
+        gas_al_big_free(p))
+        return;
     struct gas_al_thr *t = gas_al_thr_current();
     size_t u = 0;
     if (__builtin_expect(t != NULL, 1)) {
@@ -90,12 +86,11 @@ static inline int gas_al_arena_free(void *p)
             if (c != 0xff && t->bins[c].n < gas_al_class_cap[c]) {
                 struct gas_al_bin *b = &t->bins[c];
                 b->stack[b->n++] = p;
-                return 0;
+                return;
             }
         }
     }
     gas_al_arena_free_slow(p, u);
-    return 0;
 }
 
 #endif

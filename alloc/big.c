@@ -2,6 +2,7 @@
  * big.c - free ranges and live big blocks (see big.h).
  */
 #include "big.h"
+#include "vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,24 +23,13 @@ static size_t range_at_or_after(const struct gas_al_big *b, uint64_t off)
 
 static int insert_range(struct gas_al_big *b, size_t at, uint64_t off, uint64_t len)
 {
-    if (b->nfree == b->capfree) {
-        size_t cap = b->capfree ? 2 * b->capfree : 16;
-        struct gas_al_range *f = realloc(b->free, cap * sizeof *f);
-        if (f == NULL)
-            return -1;
-        b->free = f;
-        b->capfree = cap;
-    }
-    memmove(b->free + at + 1, b->free + at, (b->nfree - at) * sizeof *b->free);
-    b->free[at] = (struct gas_al_range){off, len};
-    b->nfree++;
-    return 0;
+    struct gas_al_range r = {off, len};
+    return gas_al_vec_insert(&b->free, &b->nfree, &b->capfree, 16, sizeof r, at, &r);
 }
 
 static void remove_range(struct gas_al_big *b, size_t at)
 {
-    memmove(b->free + at, b->free + at + 1, (b->nfree - at - 1) * sizeof *b->free);
-    b->nfree--;
+    gas_al_vec_remove(b->free, &b->nfree, sizeof *b->free, at);
 }
 
 int gas_al_big_take(struct gas_al_big *b, uint64_t len, uint64_t align,
@@ -182,12 +172,6 @@ int gas_al_big_untrack(struct gas_al_big *b, uint64_t off, uint64_t *len_p)
     b->key[hole] = 0;
     b->val[hole] = 0;
     return 0;
-}
-
-int gas_al_big_in_free(const struct gas_al_big *b, uint64_t off)
-{
-    size_t i = range_at_or_after(b, off + 1);   /* ranges before i start at or below off */
-    return i > 0 && off - b->free[i - 1].off < b->free[i - 1].len;
 }
 
 uint64_t gas_al_big_length(const struct gas_al_big *b, uint64_t off)

@@ -55,9 +55,6 @@ int gas_al_big_track(struct gas_al_big *b, uint64_t off, uint64_t len);
 /* Forget the live block at off: 0 with *len_p set, or -1 when there is none. */
 int gas_al_big_untrack(struct gas_al_big *b, uint64_t off, uint64_t *len_p);
 
-/* Does off lie inside a free range?  (A block freed there is freed again.) */
-int gas_al_big_in_free(const struct gas_al_big *b, uint64_t off);
-
 /* The live block's length at off, or 0. */
 uint64_t gas_al_big_length(const struct gas_al_big *b, uint64_t off);
 

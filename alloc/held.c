@@ -1,5 +1,6 @@
 /* held.c - the parts of the segment the arenas hold (see held.h). */
 #include "held.h"
+#include "vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,24 +21,13 @@ static size_t last_at_or_below(const struct gas_al_held *h, uint64_t off)
 
 static int insert_at(struct gas_al_held *h, size_t at, struct gas_al_held_range v)
 {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? 2 * h->cap : 32;
-        struct gas_al_held_range *r = realloc(h->r, cap * sizeof *r);
-        if (r == NULL)
-            return -1;
-        h->r = r;
-        h->cap = cap;
-    }
-    memmove(h->r + at + 1, h->r + at, (h->n - at) * sizeof *h->r);
-    h->r[at] = v;
-    h->n++;
-    return 0;
+    return gas_al_vec_insert(&h->r, &h->n, &h->cap, 32, sizeof v, at, &v);
 }
 
-int gas_al_held_add(struct gas_al_held *h, uint64_t off, uint64_t len, int slot)
+int gas_al_held_add(struct gas_al_held *h, uint64_t off, uint64_t len, int arena)
 {
     size_t i = last_at_or_below(h, off);
-    return insert_at(h, i == h->n ? 0 : i + 1, (struct gas_al_held_range){off, len, slot});
+    return insert_at(h, i == h->n ? 0 : i + 1, (struct gas_al_held_range){off, len, arena});
 }
 
 void gas_al_held_remove(struct gas_al_held *h, uint64_t off, uint64_t len)
@@ -53,8 +43,7 @@ void gas_al_held_remove(struct gas_al_held *h, uint64_t off, uint64_t len)
         if (rend <= off) {
             i++;
         } else if (r->off >= off && rend <= end) {
-            memmove(h->r + i, h->r + i + 1, (h->n - i - 1) * sizeof *h->r);
-            h->n--;
+            gas_al_vec_remove(h->r, &h->n, sizeof *h->r, i);
         } else if (r->off >= off) {
             r->len = rend - end;
             r->off = end;
@@ -64,7 +53,7 @@ void gas_al_held_remove(struct gas_al_held *h, uint64_t off, uint64_t len)
             i++;
         } else {
             /* Split in two; without memory for that the range stays whole (stricter, never looser). */
-            struct gas_al_held_range upper = {end, rend - end, r->slot};
+            struct gas_al_held_range upper = {end, rend - end, r->arena};
             if (insert_at(h, i + 1, upper) == 0)
                 h->r[i].len = off - h->r[i].off;
             return;
@@ -72,10 +61,10 @@ void gas_al_held_remove(struct gas_al_held *h, uint64_t off, uint64_t len)
     }
 }
 
-int gas_al_held_slot(const struct gas_al_held *h, uint64_t off)
+int gas_al_held_arena(const struct gas_al_held *h, uint64_t off)
 {
     size_t i = last_at_or_below(h, off);
-    return i != h->n && off - h->r[i].off < h->r[i].len ? h->r[i].slot : -1;
+    return i != h->n && off - h->r[i].off < h->r[i].len ? h->r[i].arena : -1;
 }
 
 void gas_al_held_clear(struct gas_al_held *h)

@@ -1,7 +1,7 @@
 /*
  * held.h - which parts of the segment jemalloc's arenas hold: the extents the
  * alloc hook handed out, less what the dalloc hook took back, each with the
- * arena slot it went to.
+ * jemalloc index of the arena it went to.
  *
  * Why it exists: jemalloc (5.3, with opt.retain, Linux's default) keeps
  * extents of different arenas apart only by the "head" mark of each extent
@@ -27,7 +27,7 @@
 
 struct gas_al_held_range {
     uint64_t off, len;
-    int slot;
+    int arena;             /* jemalloc's arena index */
 };
 
 struct gas_al_held {
@@ -35,12 +35,12 @@ struct gas_al_held {
     size_t n, cap;
 };
 
-/* [off, off + len) now belongs to arena slot `slot`: 0, or -1 (no memory). */
-int gas_al_held_add(struct gas_al_held *h, uint64_t off, uint64_t len, int slot);
+/* [off, off + len) now belongs to jemalloc arena `arena`: 0, or -1 (no memory). */
+int gas_al_held_add(struct gas_al_held *h, uint64_t off, uint64_t len, int arena);
 /* [off, off + len) is no longer held (it may span several held ranges). */
 void gas_al_held_remove(struct gas_al_held *h, uint64_t off, uint64_t len);
-/* The slot of the arena holding the byte at off, or -1. */
-int gas_al_held_slot(const struct gas_al_held *h, uint64_t off);
+/* The index of the arena holding the byte at off, or -1. */
+int gas_al_held_arena(const struct gas_al_held *h, uint64_t off);
 void gas_al_held_clear(struct gas_al_held *h);
 
 #endif

@@ -6,13 +6,13 @@
 
 struct gas_al_live gas_al_live;
 
-gas_status_t gas_al_live_start(char *base, uint64_t size)
+gas_status_t gas_al_live_start(uint64_t size)
 {
     uint64_t n = (size + ((uint64_t)1 << GAS_AL_LIVE_SPAN_SHIFT) - 1) >> GAS_AL_LIVE_SPAN_SHIFT;
     _Atomic(_Atomic uint64_t *) *leaves = calloc(n ? n : 1, sizeof *leaves);
     if (leaves == NULL)
         return GAS_ERR_NOMEM;
-    gas_al_live = (struct gas_al_live){.base = base, .size = size, .leaves = leaves, .nleaves = n};
+    gas_al_live = (struct gas_al_live){.leaves = leaves, .nleaves = n};
     return GAS_OK;
 }
 

@@ -4,8 +4,9 @@
  *
  * One bit per 8 bytes of the segment (every block starts 8-byte aligned), in
  * leaves of 4 MiB that each cover 256 MiB of the segment and are mapped on
- * the first block inside that span (their pages are backed as bits are set,
- * so the map costs at most 1/64 of the arena memory in use).  gas_alloc sets
+ * the first block inside that span (their pages are backed as bits are set:
+ * a 4 KiB page of bits per 256 KiB of the segment that holds blocks, 1/64
+ * where blocks are dense).  gas_alloc sets
  * a block's bit, gas_dealloc clears it and refuses a pointer whose bit was
  * clear already: a block freed twice, or an address that is not the start of
  * a live block, is found every time instead of corrupting jemalloc's lists.
@@ -23,16 +24,14 @@
 #define GAS_AL_LIVE_LEAF_BYTES ((size_t)1 << (GAS_AL_LIVE_SPAN_SHIFT - 6))
 
 struct gas_al_live {
-    char *base;                        /* the segment */
-    uint64_t size;
-    _Atomic(_Atomic uint64_t *) *leaves; /* size >> SPAN_SHIFT entries (rounded up) */
+    _Atomic(_Atomic uint64_t *) *leaves; /* one per 256 MiB of the segment, NULL until used */
     uint64_t nleaves;
 };
 
 extern struct gas_al_live gas_al_live;
 
-/* Cover the segment [base, base + size); nothing is live.  GAS_ERR_NOMEM. */
-gas_status_t gas_al_live_start(char *base, uint64_t size);
+/* Cover a segment of `size` bytes; nothing is live.  GAS_ERR_NOMEM. */
+gas_status_t gas_al_live_start(uint64_t size);
 /* Unmap the leaves (every block is gone with the arenas). */
 void gas_al_live_stop(void);
 /* The leaf for offset off, mapped now if it was not (NULL: no memory). */

@@ -348,8 +348,8 @@ GAS_EXPORT gas_status_t gas_alloc(size_t nbytes, gas_ptr_t *ptr_p);
  * must be exactly what gas_alloc returned and not freed since: anything else
  * (a block freed twice, a pointer into a block or between blocks) is
  * GAS_ERR_INVALID ("not a live block from gas_alloc", nothing done), found
- * every time by a map of one bit per 8 bytes of the arenas' space (at most
- * 1/64 of the memory in use by blocks; docs/memory.md).  GAS_NULL is a
+ * every time by a map of one bit per 8 bytes of the arenas' space (a 4 KiB
+ * page of bits per 256 KiB that holds blocks; docs/memory.md).  GAS_NULL is a
  * no-op.  Other ranks must be done with the block.
  */
 GAS_EXPORT gas_status_t gas_dealloc(gas_ptr_t ptr);

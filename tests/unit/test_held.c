@@ -20,7 +20,7 @@ static void check(const struct gas_al_held *h, int step)
         UCHECK(h->r[i - 1].off + h->r[i - 1].len <= h->r[i].off, "step %d: ranges %zu, %zu", step,
                i - 1, i);
     for (int p = 0; p < NPAGES; p++) {
-        int got = gas_al_held_slot(h, (uint64_t)p * PAGE + 123);
+        int got = gas_al_held_arena(h, (uint64_t)p * PAGE + 123);
         if (got != owner[p]) {
             UCHECK(0, "step %d: page %d held by %d, the map says %d", step, p, got, owner[p]);
             return;
@@ -42,9 +42,9 @@ int main(void)
         while (n < want && p + n < NPAGES && (owner[p + n] >= 0) == held)
             n++;
         if (!held) {
-            int slot = (int)((s >> 40) % 3);
-            UCHECK(gas_al_held_add(&h, (uint64_t)p * PAGE, (uint64_t)n * PAGE, slot) == 0, "add");
-            memset(owner + p, slot, (size_t)n);
+            int arena = (int)((s >> 40) % 3);
+            UCHECK(gas_al_held_add(&h, (uint64_t)p * PAGE, (uint64_t)n * PAGE, arena) == 0, "add");
+            memset(owner + p, arena, (size_t)n);
         } else {
             gas_al_held_remove(&h, (uint64_t)p * PAGE, (uint64_t)n * PAGE);
             memset(owner + p, -1, (size_t)n);
