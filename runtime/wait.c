@@ -26,6 +26,7 @@ static uint64_t wait_timeout_ns;
 static uint64_t stall_warn_after_ns = 60000000000ull;
 static uint64_t sleep_slice_ns = SLEEP_SLICE_NS;
 static _Atomic(gas_rt_sleep_fn) sleeper; /* NULL: the doorbell */
+static void (*_Atomic sleeper_done)(void);
 static _Atomic(gas_rt_nudge_fn) nudger;  /* sends wake-up datagrams (udp), or NULL */
 
 const char gas_rt_watch_segment_tag;
@@ -82,9 +83,15 @@ void gas_rt_wait_set_slice(uint64_t slice_ns)
     sleep_slice_ns = slice_ns ? slice_ns : SLEEP_SLICE_NS;
 }
 
-void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn)
+void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn, void (*done)(void))
 {
     atomic_store(&sleeper, fn);
+    atomic_store(&sleeper_done, done);
+}
+
+gas_rt_doorbell_t *gas_rt_own_doorbell(void)
+{
+    return own_bell;
 }
 
 void gas_rt_doorbell_set_nudge(gas_rt_doorbell_t *db, uint32_t ip, uint16_t port)
@@ -181,6 +188,11 @@ static int doorbell_sleep(gas_rt_cond_fn cond, void *arg, uint64_t watch_off, ui
     return woken;
 }
 
+int gas_rt_doorbell_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t slice_ns)
+{
+    return doorbell_sleep(cond, arg, watch_offset(watch), slice_ns);
+}
+
 uint64_t gas_rt_wait_spin_ns(void)
 {
     return atomic_load_explicit(&spin_budget_ns, memory_order_relaxed);
@@ -216,11 +228,10 @@ static int spin_for(gas_rt_cond_fn cond, void *arg, uint64_t spin)
     }
 }
 
-gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
-                         const char *what)
+/* gas_rt_wait past its first look; *asked set once the sleeper was asked. */
+static gas_status_t wait_slow(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
+                              const char *what, int *asked)
 {
-    if (cond(arg))
-        return GAS_OK;
     uint64_t watch_off = watch_offset(watch);
     uint64_t start = gas_rt_now_ns();
     if (spin_for(cond, arg, gas_rt_wait_spin_ns()))
@@ -249,6 +260,7 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, cons
             slice = wait_timeout_ns - waited;
         gas_rt_sleep_fn sl = atomic_load_explicit(&sleeper, memory_order_relaxed);
         int woken = 1;
+        *asked |= sl != NULL;
         if (!sl || !sl(cond, arg, watch, slice))
             woken = doorbell_sleep(cond, arg, watch_off, slice);
         /* Woken (by a write or a datagram): spin again, as the first time,
@@ -265,4 +277,17 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, cons
         if (spin_for(cond, arg, gas_rt_wait_spin_ns()))
             return GAS_OK;
     }
+}
+
+gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
+                         const char *what)
+{
+    if (cond(arg))
+        return GAS_OK;
+    int asked = 0;
+    gas_status_t st = wait_slow(cond, arg, watch, call, what, &asked);
+    void (*done)(void) = atomic_load_explicit(&sleeper_done, memory_order_relaxed);
+    if (asked && done)
+        done();
+    return st;
 }

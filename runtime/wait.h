@@ -125,16 +125,32 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, cons
  * segment, such as a completion counter; GAS_RT_WATCH_SEGMENT: several
  * segment words) and the longest sleep, and returns
  * nonzero when it slept (returning early when cond(arg) may have changed), or
- * 0 to let the wait sleep on the doorbell.  udp uses it to sleep in its socket:
- * always with GAS_PROGRESS=poll (only the rank's own calls serve its traffic),
- * and for one waiting thread at a time with a progress thread (the datagram
- * that answers or satisfies it then wakes it directly).  A sleeper whose
+ * 0 to let the wait sleep on the doorbell.  udp uses it to let one waiting
+ * thread at a time sleep in its socket (the datagram that answers or
+ * satisfies it then wakes it directly); with GAS_PROGRESS=poll, where only the
+ * rank's own calls serve its traffic, that thread serves the socket for the
+ * rest of its wait while the others sleep on the doorbell.  A sleeper whose
  * condition reads segment words joins the doorbell (gas_rt_doorbell_join),
  * so that node-local writers wake it too.  NULL removes it.
  */
 typedef int (*gas_rt_sleep_fn)(gas_rt_cond_fn cond, void *arg, const void *watch,
                                uint64_t max_ns);
-void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn);
+/*
+ * Install the sleeper, and `done` (may be NULL), which a wait that asked the
+ * sleeper calls in its thread when it ends, however it ends (but for
+ * GAS_ERRORS=abort): udp's poll mode hands the socket on then.
+ */
+void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn, void (*done)(void));
+
+/*
+ * For a sleeper: sleep on this rank's doorbell as a wait does (watch as
+ * gas_rt_wait's), at most slice_ns, unless cond(arg) holds once counted
+ * there.  Returns 0 when the whole slice passed unwoken, else 1.
+ */
+int gas_rt_doorbell_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t slice_ns);
+
+/* This rank's doorbell (set by gas_rt_wait_setup). */
+gas_rt_doorbell_t *gas_rt_own_doorbell(void);
 
 /*
  * Configure waits: this rank's doorbell and segment (to turn watched addresses

@@ -106,7 +106,7 @@ static void release(void)
     atomic_store(&gas_rt_tick_on, 0);
     struct gas_udp_state *g = &gas_udp_g;
     gas_udp_progress_stop();
-    gas_rt_wait_set_sleeper(NULL);
+    gas_rt_wait_set_sleeper(NULL, NULL);
     gas_rt_doorbell_set_nudger(NULL);
     if (g->env.seg_base != NULL)
         gas_rt_doorbell_set_nudge(&gas_al_seg_hdr(g->env.seg_base)->doorbell, 0, 0);
@@ -203,13 +203,21 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
             (st = epoll_add(g->wait_ep, g->done_evfd)) != GAS_OK ||
             (st = gas_udp_progress_start()) != GAS_OK)
             goto err_release;
+    } else {
+        g->done_evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (g->done_evfd < 0) {
+            st = gas_rt_error(GAS_ERR_IO, "gas_init", "eventfd: %s", strerror(errno));
+            goto err_release;
+        }
+        if ((st = epoll_add(g->epfd, g->done_evfd)) != GAS_OK)
+            goto err_release;
     }
     /* Node-local writers wake a waiter asleep in the socket with an empty
      * datagram (gas_udp_sleep joins the doorbell). */
     gas_rt_doorbell_set_nudge(&gas_al_seg_hdr(env->seg_base)->doorbell, g->self.sin_addr.s_addr,
                               g->self.sin_port);
     gas_rt_doorbell_set_nudger(gas_udp_sock_nudge);
-    gas_rt_wait_set_sleeper(gas_udp_sleep);
+    gas_rt_wait_set_sleeper(gas_udp_sleep, gas_udp_wait_done);
     if (g->cfg.poll_mode)
         atomic_store(&gas_rt_tick_on, 1);   /* calls that do not wait drive progress too */
     g->ready = 1;

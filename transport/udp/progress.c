@@ -34,11 +34,14 @@
  * timer.  Completions by other threads poke it through an eventfd; when it
  * waits on segment words, which node-local writers also change, it joins
  * the doorbell as a socket sleeper, and they wake it with an empty datagram
- * (gas_rt_doorbell_join).  In poll mode every wait on segment words does.
+ * (gas_rt_doorbell_join); a thread that reads such a datagram off the
+ * socket instead passes it on through the eventfd (rx.c).
  *
  * GAS_PROGRESS=poll: no thread.  Only library calls make progress (the hook
- * that every wait drives), and waits sleep in the socket rather than on the
- * futex (gas_rt_wait_set_sleeper), so a datagram wakes them.
+ * that every wait drives).  One waiting thread, the leader, sleeps in the
+ * socket (gas_rt_wait_set_sleeper), so a datagram wakes it, and serves it for
+ * the rest of its wait; other waiting threads sleep on the doorbell, which it
+ * rings for what it receives and when its wait ends (poll_sleep).
  *
  * Another transport's event source (ctrl.h; rdma's receive completions) is
  * served here too: its descriptor is in the progress thread's epoll set and
@@ -481,6 +484,78 @@ void gas_udp_progress_stop(void)
     g->pt_started = 0;
 }
 
+/* Poll mode: identifies this thread as poll_leader. */
+static _Thread_local char poll_self;
+
+struct follow {
+    gas_rt_cond_fn cond;
+    void *arg;
+};
+
+/* A follower stops sleeping when its condition holds or no thread serves
+ * the socket any more. */
+static int follow_cond(void *a)
+{
+    struct follow *f = a;
+    return f->cond(f->arg) || atomic_load(&gas_udp_g.poll_leader) == NULL;
+}
+
+/*
+ * Poll mode, where only waiting threads serve the socket.  One of them, the
+ * leader, serves it for the rest of its wait: it sleeps in the socket, at
+ * most until the next timer, and handles what arrives (which rings the
+ * doorbell for the others' words and completions).  Every other waiting
+ * thread sleeps on the doorbell until its condition holds or the leader's
+ * wait ends (gas_udp_wait_done rings it then, and one of them leads next).
+ * Only one thread sleeps in the socket, so a wake-up meant for it cannot be
+ * read by another sleeper instead: a thread that reads an empty datagram
+ * passes it on through done_evfd (rx.c).  Before, every waiting thread
+ * slept in the socket, and a nudge one of them read off the socket left
+ * another asleep although its word had changed.
+ */
+static int poll_sleep(struct gas_udp_state *g, gas_rt_cond_fn cond, void *arg, const void *watch,
+                      uint64_t now, uint64_t until)
+{
+    const void *cur = atomic_load(&g->poll_leader);
+    if (cur != &poll_self &&
+        (cur != NULL || !atomic_compare_exchange_strong(&g->poll_leader, &cur, &poll_self))) {
+        struct follow f = {cond, arg};
+        gas_rt_doorbell_sleep(follow_cond, &f, watch, until - now);
+        return 1;
+    }
+    uint64_t next = atomic_load(&g->next_timer_ns);
+    if (next < until)
+        until = next;
+    if (gas_udp_event_run(0) != 0 || until <= now)
+        return 1;
+    /* A condition on segment words joins the doorbell, so that node-local
+     * writers wake us with a datagram; a timer set meanwhile, a completion
+     * made by another thread or a datagram it read for us pokes done_evfd. */
+    atomic_store(&g->sleeper_until, until);
+    atomic_store(&g->waiter_asleep, 1);
+    if (watch != NULL)
+        gas_rt_doorbell_join(watch);
+    if (!cond(arg) && atomic_load(&g->next_timer_ns) >= until)
+        wait_events(g->epfd, g->done_evfd, -1, now, until);
+    if (watch != NULL)
+        gas_rt_doorbell_leave();
+    atomic_store(&g->waiter_asleep, 0);
+    return 1;
+}
+
+void gas_udp_wait_done(void)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    if (atomic_load(&g->poll_leader) != &poll_self)
+        return;
+    atomic_store(&g->poll_leader, NULL);
+    /* Followers count themselves on the doorbell before they look at
+     * poll_leader: one that we do not see here sees it empty. */
+    gas_rt_doorbell_t *db = gas_rt_own_doorbell();
+    if (atomic_load(&db->sleepers) != 0)
+        gas_rt_doorbell_wake(db);
+}
+
 int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t max_ns)
 {
     struct gas_udp_state *g = &gas_udp_g;
@@ -492,23 +567,8 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
     if (slice > EXT_SLICE_NS && atomic_load_explicit(&g->ext_fn, memory_order_relaxed) != NULL)
         slice = EXT_SLICE_NS;
     uint64_t until = now + slice;
-    if (g->cfg.poll_mode) {
-        /* Only this rank's calls serve its traffic: sleep in the socket, at
-         * most until the next timer.  A condition on segment words joins the
-         * doorbell, so that node-local writers wake us with a datagram. */
-        uint64_t next = atomic_load(&g->next_timer_ns);
-        if (next < until)
-            until = next;
-        if (gas_udp_event_run(0) != 0 || until <= now)
-            return 1;
-        if (watch != NULL)
-            gas_rt_doorbell_join(watch);
-        if (!cond(arg))
-            wait_events(g->epfd, -1, -1, now, until);
-        if (watch != NULL)
-            gas_rt_doorbell_leave();
-        return 1;
-    }
+    if (g->cfg.poll_mode)
+        return poll_sleep(g, cond, arg, watch, now, until);
     /* The other transport's source stops being polled by this thread: arm
      * it, so that the progress thread wakes for it. */
     if (gas_udp_event_run(0) && cond(arg))

@@ -353,11 +353,13 @@ int gas_udp_rx_batch(void)
     uint64_t now = gas_rt_now_ns();
     struct gas_udp_chan *touched[GAS_UDP_BATCH];
     unsigned nt = 0;
-    int wake = 0;
+    int wake = 0, nudged = 0;
     for (int i = 0; i < n; i++) {
         uint32_t len = m[i].msg_len;
-        if (len == 0)
-            continue; /* a wake-up from a node-local writer (gas_rt_doorbell_wake) */
+        if (len == 0) {
+            nudged = 1; /* a wake-up from a node-local writer (gas_rt_doorbell_wake) */
+            continue;
+        }
         GAS_UDP_COUNT(dg_rx, 1);
         GAS_UDP_COUNT(b_rx, len);
         struct gas_udp_hdr h;
@@ -431,5 +433,10 @@ int gas_udp_rx_batch(void)
         gas_udp_timer_at_urgent(now);
     if (wake)
         gas_udp_ring_own(0, 0); /* completions: their waiters watch no segment word */
+    else if (nudged && atomic_load(&g->waiter_asleep))
+        /* The wake-up was meant for the thread asleep in the socket, and we
+         * read it first: pass it on, or that thread sleeps its whole slice
+         * although its word changed. */
+        gas_udp_poke_waiter();
     return n;
 }

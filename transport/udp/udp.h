@@ -191,9 +191,13 @@ struct gas_udp_state {
     struct gas_udp_cfg cfg;
     gas_tl_env_t env;
     int fd, epfd, evfd;
-    int wait_ep, done_evfd;      /* thread mode: a completion waiter sleeps here */
-    pthread_mutex_t sleep_lock;  /* one such waiter at a time (others use the doorbell) */
+    /* The one waiter asleep in the socket (waiter_asleep) also watches
+     * done_evfd, which other threads write to wake it: it sleeps in wait_ep
+     * (thread mode) or epfd (poll mode, where it is poll_leader's thread). */
+    int wait_ep, done_evfd;
+    pthread_mutex_t sleep_lock;  /* thread mode: one waiter in the socket (others use the doorbell) */
     atomic_int waiter_asleep;
+    _Atomic(const void *) poll_leader; /* poll mode: the waiting thread that serves the socket */
     _Atomic uint64_t sleeper_until; /* when that waiter wakes at the latest */
     _Atomic uint64_t lease_until; /* an application thread polls the socket until then */
     _Atomic uint64_t lease_ns;   /* the lease's length now (cfg.lease, or grown) */
@@ -345,16 +349,19 @@ int gas_udp_progress(void);
 int gas_udp_timers_run(uint64_t now);
 /* Wake the progress thread. */
 void gas_udp_kick(void);
-/* Wake the waiter asleep in the socket (thread mode). */
+/* Wake the waiter asleep in the socket (through done_evfd). */
 void gas_udp_poke_waiter(void);
 /*
- * The sleeper for gas_rt_wait (see runtime/wait.h): poll mode always blocks
- * in the socket; thread mode does so for one waiting thread at a time (the
- * datagram that answers it wakes it without a hop through the progress
- * thread) and leaves the others to the doorbell.  A waiter on segment words
+ * The sleeper for gas_rt_wait (see runtime/wait.h): one waiting thread at a
+ * time blocks in the socket (the datagram that answers it wakes it without a
+ * hop through the progress thread), the others on the doorbell; in poll mode
+ * that thread serves the socket until its wait ends.  A waiter on segment words
  * joins the doorbell as a socket sleeper, so node-local writers nudge it.
  */
 int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t max_ns);
+/* A wait that asked gas_udp_sleep ended (poll mode: the socket's server, if
+ * this thread, hands it on to a thread still waiting). */
+void gas_udp_wait_done(void);
 
 /*
  * Wake this rank's sleepers whose watched word lies in [off, off + len) of its
