@@ -76,11 +76,14 @@ gas_status_t gas_gs_resolve(const char *call, const char *what, gas_ptr_t p, uin
     const gas_layout_t *l = lo ? &gas_gs.allocs[lo - 1] : NULL;
     uint64_t idx = 0;
     int inside = 0;
-    if (l && off - l->local_offset < l->local_bytes && rank < l->nranks) {
+    if (l && off - l->local_offset < l->local_bytes && rank < l->nranks && l->nbytes != 0) {
         uint64_t rel = off - l->local_offset;
         uint64_t chunk = (rel / l->block) * (uint64_t)l->nranks + (uint64_t)rank;
-        idx = chunk * l->block + rel % l->block;
-        inside = idx < l->nbytes;
+        /* Checked before the product, which a huge block would overflow. */
+        if (chunk <= (l->nbytes - 1) / l->block) {
+            idx = chunk * l->block + rel % l->block;
+            inside = idx < l->nbytes;
+        }
     }
     if (!inside)
         return gas_rt_error(GAS_ERR_BOUNDS, call,
@@ -139,13 +142,19 @@ gas_status_t gas_gs_plan(uint64_t P, uint64_t seg_size, uint64_t nelems, size_t 
         block = 8;
     uint64_t nchunks = n / block + (n % block != 0);
     uint64_t rounds = nchunks / P + (nchunks % P != 0);
-    if (rounds > seg_size / block) {   /* i.e. rounds * block > seg_size, without overflow */
+    /* Each rank reserves what rank 0 holds, the most any rank does: full
+     * chunks, but for the array's last chunk when it is rank 0's (a block
+     * larger than the array reserves the array, not the block). */
+    uint64_t last = block;
+    if (nchunks != 0 && (rounds - 1) * P == nchunks - 1 && n % block != 0)
+        last = n % block;
+    if (rounds != 0 && (last > seg_size || rounds - 1 > (seg_size - last) / block)) {
         *why_p = "too large for the segment";
         return GAS_ERR_NOSPACE;
     }
     l->nbytes = n;
     l->block = block;
-    l->local_bytes = rounds * block;
+    l->local_bytes = rounds == 0 ? 0 : (rounds - 1) * block + last;
     l->nranks = (int)P;
     l->dist = dist;
     return GAS_OK;
@@ -317,13 +326,13 @@ static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem
     uint64_t h = mix(mix(mix(mix(mix(0x6761735f6d616c6cull, nelems), elem), (uint64_t)dist),
                          dist == GAS_DIST_BLOCK_CYCLIC ? block_elems : 0),
                      array_p == NULL);   /* the others must not allocate without this rank */
-    int agree = 0;
-    st = gas_gs_barrier_check(call, h, &agree);
+    int differ = 0;
+    st = gas_gs_barrier_call(call, GAS_GS_CALL_MALLOC, h, &differ);
     if (st != GAS_OK)
         return st;
     if (array_p == NULL)
         return gas_rt_error(GAS_ERR_INVALID, call, "array_p is NULL");
-    if (!agree)
+    if (differ)
         return gas_rt_error(GAS_ERR_INVALID, call,
                             "the ranks passed different arguments (this rank: %llu x %zu bytes, "
                             "distribution %d), or one passed a NULL array_p; all ranks must "
@@ -378,11 +387,11 @@ GAS_EXPORT gas_status_t gas_free(gas_ptr_t array)
     gas_status_t st = gas_gs_check("gas_free");
     if (st != GAS_OK)
         return st;
-    int agree = 0;
-    st = gas_gs_barrier_check("gas_free", mix(0x6761735f66726565ull, array), &agree);
+    int differ = 0;
+    st = gas_gs_barrier_call("gas_free", GAS_GS_CALL_FREE, mix(0x6761735f66726565ull, array), &differ);
     if (st != GAS_OK)
         return st;
-    if (!agree)
+    if (differ)
         return gas_rt_error(GAS_ERR_INVALID, "gas_free",
                             "the ranks passed different pointers (this rank: 0x%llx)",
                             (unsigned long long)array);

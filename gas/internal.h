@@ -117,13 +117,30 @@ gas_status_t gas_gs_comp_status(gas_tl_comp_t *comp, const char *call);
 
 /*
  * Dissemination barrier over all ranks that also finds the min and max of
- * `value` across ranks; *agree_p = (min == max).  Implies quiet.
+ * `value` across ranks (either pointer may be NULL).  Implies quiet.
  */
-gas_status_t gas_gs_barrier_check(const char *call, uint64_t value, int *agree_p);
-
-/* The same, giving the min and max (either pointer may be NULL). */
 gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *min_p,
                                    uint64_t *max_p);
+
+/* The collective calls that begin with the world barrier. */
+enum gas_gs_call_kind {
+    GAS_GS_CALL_BARRIER = 1,
+    GAS_GS_CALL_FINALIZE,
+    GAS_GS_CALL_MALLOC,   /* gas_malloc and gas_malloc_dist */
+    GAS_GS_CALL_FREE,
+};
+
+/*
+ * The world barrier at the start of a collective call of `kind` whose
+ * arguments hash to args: every rank learns whether all made the same call.
+ * A rank that made another call (gas_finalize where the others called
+ * gas_malloc, say) makes every rank fail with GAS_ERR_INVALID, raised for
+ * `call`, naming that other call; nothing else happens.  The same call with
+ * other arguments sets *args_differ_p (NULL: arguments that cannot differ)
+ * and returns GAS_OK: the caller says how they differ.
+ */
+gas_status_t gas_gs_barrier_call(const char *call, enum gas_gs_call_kind kind, uint64_t args,
+                                 int *args_differ_p);
 
 /*
  * Plan the layout of nelems x elem bytes over nranks ranks whose segments

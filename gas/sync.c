@@ -154,17 +154,45 @@ gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *m
     return GAS_OK;
 }
 
-gas_status_t gas_gs_barrier_check(const char *call, uint64_t value, int *agree_p)
+/* The kind in the top byte, so that min and max tell which calls met. */
+#define CALL_ARGS_MASK ((1ull << 56) - 1)
+
+static const char *call_kind_name(uint64_t id)
 {
-    uint64_t mn = 0, mx = 0;
-    gas_status_t st = gas_gs_barrier_minmax(call, value, &mn, &mx);
-    if (st == GAS_OK && agree_p)
-        *agree_p = mn == mx;
-    return st;
+    switch (id >> 56) {
+    case GAS_GS_CALL_BARRIER:
+        return "gas_barrier";
+    case GAS_GS_CALL_FINALIZE:
+        return "gas_finalize";
+    case GAS_GS_CALL_MALLOC:
+        return "gas_malloc or gas_malloc_dist";
+    case GAS_GS_CALL_FREE:
+        return "gas_free";
+    default:
+        return "another collective call";
+    }
+}
+
+gas_status_t gas_gs_barrier_call(const char *call, enum gas_gs_call_kind kind, uint64_t args,
+                                 int *args_differ_p)
+{
+    uint64_t id = (uint64_t)kind << 56 | (args & CALL_ARGS_MASK), mn = 0, mx = 0;
+    gas_status_t st = gas_gs_barrier_minmax(call, id, &mn, &mx);
+    if (st != GAS_OK)
+        return st;
+    if (args_differ_p)
+        *args_differ_p = mn != mx;
+    if ((mn >> 56) == (mx >> 56))
+        return GAS_OK;
+    uint64_t other = mn >> 56 != (uint64_t)kind ? mn : mx;
+    return gas_rt_error(GAS_ERR_INVALID, call,
+                        "another rank called %s at the same point; every rank must make the "
+                        "same collective calls in the same order (nothing was done)",
+                        call_kind_name(other));
 }
 
 GAS_EXPORT gas_status_t gas_barrier(void)
 {
     gas_status_t st = gas_gs_check("gas_barrier");
-    return st != GAS_OK ? st : gas_gs_barrier_check("gas_barrier", 0, NULL);
+    return st != GAS_OK ? st : gas_gs_barrier_call("gas_barrier", GAS_GS_CALL_BARRIER, 0, NULL);
 }

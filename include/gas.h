@@ -141,6 +141,13 @@ GAS_EXPORT gas_status_t gas_init(void);
  * Leave the job.  Collective: implies gas_barrier(); afterwards every call
  * other than gas_init (GAS_ERR_INVALID, above) and
  * gas_strerror/gas_last_error/gas_initialized returns GAS_ERR_NOT_INIT.
+ * gas_barrier, gas_finalize, gas_malloc, gas_malloc_dist and gas_free all
+ * begin with the world barrier and check that every rank made the same call:
+ * where another rank called one of the others at the same point, every rank
+ * gets GAS_ERR_INVALID naming the other call, nothing is done (this rank
+ * stays initialised), and the job may go on.  Collectives on teams (even
+ * GAS_TEAM_WORLD) run apart from that barrier and are not matched with these
+ * calls: a rank in one while another is in gas_finalize waits (GAS_TIMEOUT).
  */
 GAS_EXPORT gas_status_t gas_finalize(void);
 
@@ -276,7 +283,7 @@ typedef struct gas_layout {
     uint64_t nbytes;           /* total size of the array */
     uint64_t block;            /* bytes per chunk */
     uint64_t local_offset;     /* segment offset of the array on every rank */
-    uint64_t local_bytes;      /* bytes reserved on each rank */
+    uint64_t local_bytes;      /* bytes reserved on each rank (the most any rank holds) */
     int nranks;                /* ranks the array is spread over (0 .. nranks-1) */
     gas_dist_t dist;
 } gas_layout_t;
@@ -309,7 +316,9 @@ GAS_EXPORT gas_status_t gas_malloc(size_t nbytes, gas_ptr_t *array_p);
 
 /*
  * Collective: allocate nelems elements of elem_size bytes with the given
- * distribution (block_elems is used by GAS_DIST_BLOCK_CYCLIC only).
+ * distribution (block_elems is used by GAS_DIST_BLOCK_CYCLIC only).  Every
+ * rank reserves, at the same segment offset, as much as the rank holding the
+ * most (rank 0): a block larger than the array reserves the array's size.
  */
 GAS_EXPORT gas_status_t gas_malloc_dist(uint64_t nelems, size_t elem_size, gas_dist_t dist,
                                         uint64_t block_elems, gas_ptr_t *array_p);

@@ -140,7 +140,9 @@ GAS_EXPORT gas_status_t gas_finalize(void)
     gas_status_t st = gas_gs_check("gas_finalize");
     if (st != GAS_OK)
         return st;
-    st = gas_barrier();
+    st = gas_gs_barrier_call("gas_finalize", GAS_GS_CALL_FINALIZE, 0, NULL);
+    if (st == GAS_ERR_INVALID)
+        return st; /* the others made another call: still initialised, as they are */
     if (st == GAS_OK)
         st = gas_co_check_ends("gas_finalize");
     if (gas_rt_config_size(GAS_CFG_STATS))

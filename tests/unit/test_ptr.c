@@ -118,6 +118,8 @@ static void check_plan_extremes(uint64_t nranks, uint64_t nelems, size_t elem, g
                gas_ptr_offset(p) == 65536 + chunk / nranks * b + idx % b,
                "%llu ranks, byte %llu: rank %d offset %llu", (unsigned long long)nranks,
                (unsigned long long)idx, gas_ptr_rank(p), (unsigned long long)gas_ptr_offset(p));
+        UCHECK(gas_ptr_offset(p) - 65536 < l.local_bytes, "byte %llu lies past local_bytes %llu",
+               (unsigned long long)idx, (unsigned long long)l.local_bytes);
         struct gas_gs_span sp;
         st = gas_gs_resolve("test", "pointer", p, 1, &sp);
         UCHECK(st == GAS_OK && sp.l == &l && sp.idx == idx,
@@ -133,6 +135,56 @@ static void check_plan_extremes(uint64_t nranks, uint64_t nelems, size_t elem, g
     UCHECK(gas_gs_resolve("test", "pointer", last, 2, &sp) == GAS_ERR_BOUNDS, "range past the end");
     gas_gs.allocs = NULL;
     gas_gs.nallocs = 0;
+}
+
+/*
+ * A block larger than the array (or than what is left of it for rank 0)
+ * reserves only what rank 0 holds, and the resolver refuses pointers into
+ * the ranks that hold nothing, however large the block.
+ */
+static void check_big_blocks(void)
+{
+    use_split(16);
+    uint64_t window = 1ull << gas_ptr_split_.offset_bits;
+    gas_layout_t l;
+    const char *why = "";
+    UCHECK(gas_gs_plan(4, 1ull << 30, 80, 1, GAS_DIST_BLOCK_CYCLIC, 1ull << 27, &l, &why) == GAS_OK &&
+               l.local_bytes == 80,
+           "80 bytes in 128 MiB blocks reserve %llu bytes per rank, not 80",
+           (unsigned long long)l.local_bytes);
+    UCHECK(gas_gs_plan(16, window, 80, 1, GAS_DIST_BLOCK_CYCLIC, 1ull << 61, &l, &why) == GAS_OK &&
+               l.local_bytes == 80,
+           "80 bytes in 2^61-byte blocks: %s, %llu bytes", why, (unsigned long long)l.local_bytes);
+    l.local_offset = 65536;
+    l.base = gas_ptr_make(0, 65536);
+    gas_gs.nranks = 16;
+    gas_gs.allocs = &l;
+    gas_gs.nallocs = 1;
+    gas_gs.heap.end = window;
+    struct gas_gs_span sp;
+    UCHECK(gas_gs_resolve("test", "pointer", gas_ptr_make(0, 65536 + 79), 1, &sp) == GAS_OK &&
+               sp.idx == 79,
+           "the last byte of an array in one huge block");
+    for (int r = 1; r < 16; r++)
+        UCHECK(gas_gs_resolve("test", "pointer", gas_ptr_make(r, 65536 + 8), 1, &sp) == GAS_ERR_BOUNDS,
+               "rank %d holds nothing of the array, but a pointer there resolved", r);
+    gas_gs.allocs = NULL;
+    gas_gs.nallocs = 0;
+    /* 2.5 blocks over 2 ranks: rank 0 holds 1.5 of them, and reserves that. */
+    UCHECK(gas_gs_plan(2, 1ull << 30, 5 * 1024, 1, GAS_DIST_BLOCK_CYCLIC, 2048, &l, &why) == GAS_OK &&
+               l.local_bytes == 2048 + 1024,
+           "2.5 blocks over 2 ranks reserve %llu bytes", (unsigned long long)l.local_bytes);
+    /* 3.5 blocks over 2 ranks: the partial one is rank 1's; rank 0 holds 2 full ones. */
+    UCHECK(gas_gs_plan(2, 1ull << 30, 7 * 1024, 1, GAS_DIST_BLOCK_CYCLIC, 2048, &l, &why) == GAS_OK &&
+               l.local_bytes == 4096,
+           "3.5 blocks over 2 ranks reserve %llu bytes", (unsigned long long)l.local_bytes);
+    /* Only what rank 0 holds must fit the segment. */
+    UCHECK(gas_gs_plan(2, 3000, 5 * 1024, 1, GAS_DIST_BLOCK_CYCLIC, 2048, &l, &why) == GAS_ERR_NOSPACE,
+           "3 KiB per rank in a 3000-byte segment");
+    UCHECK(gas_gs_plan(2, 3072, 5 * 1024, 1, GAS_DIST_BLOCK_CYCLIC, 2048, &l, &why) == GAS_OK,
+           "3 KiB per rank in a 3 KiB segment: %s", why);
+    check_plan_extremes(2, 5 * 1024, 1, GAS_DIST_BLOCK_CYCLIC, 2048);
+    check_plan_extremes(5, 1000003, 1, GAS_DIST_BLOCK_CYCLIC, 4096);
 }
 
 int main(void)
@@ -163,6 +215,7 @@ int main(void)
     check_plan_extremes((1ull << 20) - 3, (1ull << 50) + 12345, 16, GAS_DIST_BLOCK_CYCLIC, 4096);
     check_plan_extremes(3, 1ull << 52, 8, GAS_DIST_BLOCK_CYCLIC, 1ull << 20);
     check_plan_extremes(128, (1ull << 58) / 24, 24, GAS_DIST_BLOCK, 0);           /* 256 PiB of 24-byte structs */
+    check_big_blocks();
     /* Too large for the job's segments, and overflowing 64 bits, are refused by the planner. */
     use_split(1ull << 20);
     gas_layout_t l;
