@@ -57,7 +57,7 @@ static gas_status_t put_signal(const char *call, gas_ptr_t dst, const void *src,
             i += pc.len;
             left -= pc.len;
         }
-        st = others ? gas_tl_quiet_all() : gas_tl_fence_all();
+        st = others ? gas_tl_quiet_all(call) : gas_tl_fence_all();
         if (st != GAS_OK)
             return st;
     }

@@ -47,7 +47,7 @@ GAS_EXPORT gas_status_t gas_quiet(void)
 {
     gas_rt_tick();
     gas_status_t st = gas_gs_check("gas_quiet");
-    return st != GAS_OK ? st : gas_tl_quiet_all();
+    return st != GAS_OK ? st : gas_tl_quiet_all("gas_quiet");
 }
 
 struct round_wait {
@@ -102,7 +102,7 @@ static gas_status_t send_round(int to, int k, int parity, const uint64_t mm[2])
 gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *min_p,
                                    uint64_t *max_p)
 {
-    gas_status_t st = gas_tl_quiet_all();
+    gas_status_t st = gas_tl_quiet_all(call);
     if (st != GAS_OK)
         return st;
     int P = gas_gs.nranks, me = gas_gs.rank;

@@ -211,11 +211,11 @@ gas_status_t gas_tl_fence_all(void)
     return GAS_OK;
 }
 
-gas_status_t gas_tl_quiet_all(void)
+gas_status_t gas_tl_quiet_all(const char *call)
 {
     for (size_t i = 0; i < NREG; i++) {
         if (active[i]) {
-            gas_status_t st = registry[i]->quiet();
+            gas_status_t st = registry[i]->quiet(call);
             if (st != GAS_OK)
                 return st;
         }

@@ -111,8 +111,10 @@ struct gas_tl_ops {
                                gas_tl_comp_t *comp);
     /* Order: what was issued before reaches each peer before what follows. */
     gas_status_t (*fence)(void);
-    /* Complete every operation issued so far (see the completion rules above). */
-    gas_status_t (*quiet)(void);
+    /* Complete every operation issued so far (see the completion rules above);
+     * failures are raised for `call`, the API call that quiets (gas_quiet,
+     * gas_barrier, a collective...). */
+    gas_status_t (*quiet)(const char *call);
     /* Drive outstanding work; returns how many events were handled. */
     int (*progress)(void);
     /*
@@ -168,7 +170,7 @@ static inline gas_status_t gas_tl_put_signal(gas_tl_peer_t *p, uint64_t off, con
 
 /* Across every active transport. */
 gas_status_t gas_tl_fence_all(void);
-gas_status_t gas_tl_quiet_all(void);
+gas_status_t gas_tl_quiet_all(const char *call);
 
 /*
  * Peers given up on: udp declares a peer dead when nothing is acknowledged

@@ -206,7 +206,7 @@ static int sched_step(struct gas_co_sched *s)
         size_t lo = s->cur ? s->round_end[s->cur - 1] : 0, hi = s->round_end[s->cur];
         if (!s->round_started) {
             if (s->cur == 0 && s->quiet_first) {
-                gas_status_t st = gas_tl_quiet_all();
+                gas_status_t st = gas_tl_quiet_all(s->callname);
                 if (st != GAS_OK) {
                     s->status = st;
                     continue;

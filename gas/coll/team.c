@@ -574,7 +574,7 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
     if (queued == GAS_ERR_TIMEOUT || team->qtail != NULL)
         return queued;   /* schedules still refer to the team: it stays */
     /* Every message of the team is complete before any member's signal below. */
-    if ((st = gas_tl_quiet_all()) != GAS_OK)
+    if ((st = gas_tl_quiet_all(call)) != GAS_OK)
         return st;
     int P = team->size, me = team->rank;
     for (int k = 0, dist = 1; dist < P; k++, dist <<= 1) {
@@ -597,7 +597,7 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
         if (w.lost >= 0)
             return gas_co_lost_error(team, call, "the team's last barrier");
     }
-    st = gas_tl_quiet_all();
+    st = gas_tl_quiet_all(call);
     /* Every member's messages have arrived: one never received shows a mismatch. */
     if (st == GAS_OK)
         st = gas_co_chan_leftover(team, call);

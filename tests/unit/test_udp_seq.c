@@ -52,8 +52,11 @@ static void window_basics(void)
     UCHECK(gas_udp_rxwin_sack(&w) == 0x3, "sack after step %#llx", (unsigned long long)gas_udp_rxwin_sack(&w));
     UCHECK(gas_udp_rxwin_classify(&w, 0xffffffffu) == GAS_UDP_RX_NEXT, "gap is next");
     gas_udp_rxwin_step(&w);
-    UCHECK(gas_udp_rxwin_pop(&w, &s) && s == 0, "pop 0");
-    UCHECK(gas_udp_rxwin_pop(&w, &s) && s == 1, "pop 1");
+    /* A popped number stays `next` while it is delivered, until the step. */
+    UCHECK(gas_udp_rxwin_pop(&w, &s) && s == 0 && w.next == 0, "pop 0 (next %u)", w.next);
+    gas_udp_rxwin_step(&w);
+    UCHECK(gas_udp_rxwin_pop(&w, &s) && s == 1 && w.next == 1, "pop 1 (next %u)", w.next);
+    gas_udp_rxwin_step(&w);
     UCHECK(!gas_udp_rxwin_pop(&w, &s) && w.next == 2, "next is 2 (%u)", w.next);
     UCHECK(gas_udp_rxwin_sack(&w) == 0, "nothing held");
     UCHECK(gas_udp_rxwin_classify(&w, 0xffffffffu) == GAS_UDP_RX_DUP, "old: dup");
@@ -96,8 +99,9 @@ static void window_stream(uint32_t isn, uint32_t size, uint32_t count, unsigned 
             gas_udp_rxwin_step(&w);
             uint32_t s;
             while (gas_udp_rxwin_pop(&w, &s)) {
-                bad_order += s != isn + delivered;
+                bad_order += s != isn + delivered || w.next != s;
                 delivered++;
+                gas_udp_rxwin_step(&w);
             }
             break;
         }

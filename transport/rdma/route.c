@@ -55,6 +55,7 @@ struct consumed_wait {
     struct gas_rdma_op *op;     /* a READ of the consumed word in flight, into *val */
     uint64_t *val;
     int lost;
+    const char *call;
 };
 
 static int reached(const gas_rdma_peer_t *p, uint32_t target)
@@ -83,7 +84,7 @@ static int consumed_cond(void *arg)
                                  .raddr = p->mbox_base + (uint64_t)gas_rdma_g.env.rank * 8,
                                  .rkey = p->mbox_rkey, .dst = w->val, .len = 8, .op = w->op,
                                  .signal = 1};
-        gas_status_t st = gas_rdma_post(p, &r, "gas_quiet", 1);
+        gas_status_t st = gas_rdma_post(p, &r, w->call, 1);
         gas_rdma_op_release(p, w->op, st);
         if (st != GAS_OK) {
             free(w->op); /* never posted: nothing refers to it */
@@ -99,7 +100,7 @@ static int consumed_cond(void *arg)
 /* Wait until the target applied every DQPLB signal sent before now (call unlocked). */
 static gas_status_t wait_consumed(gas_rdma_peer_t *p, const char *call)
 {
-    struct consumed_wait w = {.p = p};
+    struct consumed_wait w = {.p = p, .call = call};
     pthread_mutex_lock(&p->lock);
     w.target = p->tx_seq;
     int done = p->tx_consumed == w.target;
@@ -320,13 +321,12 @@ void gas_rdma_switch_due(void)
 
 /* ---- ordering ---- */
 
-gas_status_t gas_rdma_quiet_all(int fin)
+gas_status_t gas_rdma_quiet_all(int fin, const char *call)
 {
     struct gas_rdma_state *g = &gas_rdma_g;
     gas_status_t st = GAS_OK;
     if (!g->ready)
         return GAS_OK;
-    const char *call = "gas_quiet";
     for (int r = 0; r < g->env.nranks; r++) {
         gas_rdma_peer_t *p = atomic_load(&g->peers[r]);
         if (p == NULL)
@@ -359,13 +359,13 @@ gas_status_t gas_rdma_quiet_all(int fin)
     return st;
 }
 
-gas_status_t gas_rdma_quiet(void)
+gas_status_t gas_rdma_quiet(const char *call)
 {
-    return gas_rdma_quiet_all(0);
+    return gas_rdma_quiet_all(0, call);
 }
 
 gas_status_t gas_rdma_fence(void)
 {
     /* The QPs of a peer are not ordered with each other: fence completes them. */
-    return gas_rdma_quiet_all(0);
+    return gas_rdma_quiet_all(0, "gas_fence");
 }

@@ -357,7 +357,7 @@ static int quiet_done(void *arg)
     return 1;
 }
 
-static gas_status_t udp_quiet(void)
+static gas_status_t udp_quiet(const char *call)
 {
     struct gas_udp_state *g = &gas_udp_g;
     uint32_t n = atomic_load_explicit(&g->nactive, memory_order_acquire);
@@ -372,7 +372,7 @@ static gas_status_t udp_quiet(void)
         if (q.ch == NULL || q.until == NULL) {
             free(q.ch);
             free(q.until);
-            return gas_rt_error(GAS_ERR_NOMEM, "gas_quiet", "no memory for %u channels", n);
+            return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for %u channels", n);
         }
     }
     uint64_t now = gas_rt_now_ns();
@@ -394,7 +394,7 @@ static gas_status_t udp_quiet(void)
         char what[96];
         snprintf(what, sizeof what, "udp acknowledgements from rank %d%s", q.ch[0]->rank,
                  q.n > 1 ? " and others" : "");
-        st = gas_rt_wait(quiet_done, &q, NULL, "gas_quiet", what);
+        st = gas_rt_wait(quiet_done, &q, NULL, call, what);
     }
     /* Failures of operations that had no completion of their own. */
     for (uint32_t i = 0; i < n && st == GAS_OK; i++) {
@@ -406,7 +406,7 @@ static gas_status_t udp_quiet(void)
         ch->err_status = GAS_OK;
         pthread_mutex_unlock(&ch->lock);
         if (err != GAS_OK)
-            st = gas_rt_error(err, "gas_quiet", "%s", msg);
+            st = gas_rt_error(err, call, "%s", msg);
     }
     if (q.ch != stack_ch) {
         free(q.ch);

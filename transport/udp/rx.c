@@ -278,6 +278,7 @@ static void data_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, unsign
         while (gas_udp_rxwin_pop(&ch->rx, &seq)) {
             uint32_t i = seq & (ch->rx.size - 1);
             gas_udp_rx_deliver(ch, ch->held[i], ch->held_len[i], now);
+            gas_udp_rxwin_step(&ch->rx);
             free(ch->held[i]);
             ch->held[i] = NULL;
             ch->ack_pending++;

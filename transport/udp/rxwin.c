@@ -58,7 +58,7 @@ int gas_udp_rxwin_pop(struct gas_udp_rxwin *w, uint32_t *seq_p)
     if (!bit_get(w, w->next))
         return 0;
     bit_put(w, w->next, 0);
-    *seq_p = w->next++;
+    *seq_p = w->next;
     return 1;
 }
 

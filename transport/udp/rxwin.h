@@ -38,7 +38,14 @@ static inline void gas_udp_rxwin_step(struct gas_udp_rxwin *w)
     w->next++;
 }
 
-/* When `next` is held: release it (*seq_p = next) and return 1; else 0. */
+/*
+ * When `next` is held: release it (*seq_p = next) and return 1; else 0.
+ * `next` stays: the caller delivers it, then steps (gas_udp_rxwin_step), as
+ * for one that arrived in order.  (While a datagram is delivered, `next`
+ * must be its own number: replies sealed meanwhile carry it as the point up
+ * to which requests are answered, and a reply that spans several datagrams
+ * must not claim its request before its last piece.)
+ */
 int gas_udp_rxwin_pop(struct gas_udp_rxwin *w, uint32_t *seq_p);
 
 /* Selective acks: bit i set when next + 1 + i is held (i < 64). */
