@@ -1,6 +1,7 @@
 /* limits.c - address-space and backing limits of segments (see limits.h). */
 #include "limits.h"
 #include "segment.h"
+#include "runtime/config.h"
 #include "runtime/error.h"
 #include "runtime/log.h"
 #include "runtime/topo.h"
@@ -433,6 +434,19 @@ gas_status_t gas_al_segment_size_plan(const struct gas_al_limits *l, uint64_t re
         }
     }
     uint64_t size;
+    if (requested && requested < GAS_AL_SEG_MIN_BYTES) {
+        /* Quote the value as the user wrote it, when it is the configured one. */
+        const char *given = gas_rt_config_str(GAS_CFG_SEGMENT_SIZE);
+        if (*given == '\0' || gas_rt_config_size(GAS_CFG_SEGMENT_SIZE) != requested) {
+            snprintf(a, sizeof a, "%" PRIu64, requested);
+            given = a;
+        }
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                            "GAS_SEGMENT_SIZE=%s (%" PRIu64 " bytes) is below the minimum of %um "
+                            "(%u bytes), the least in which gas_init and a first gas_alloc fit; "
+                            "raise GAS_SEGMENT_SIZE, or set it to auto (or 0)",
+                            given, requested, GAS_AL_SEG_MIN_BYTES >> 20, GAS_AL_SEG_MIN_BYTES);
+    }
     if (requested) {
         if (requested > UINT64_MAX - page)
             requested = UINT64_MAX - page;
@@ -484,10 +498,6 @@ gas_status_t gas_al_segment_size_plan(const struct gas_al_limits *l, uint64_t re
                                 local_ranks, local_ranks, GAS_AL_SEG_MIN_BYTES, b, lim);
         }
     }
-    if (size < GAS_AL_SEG_MIN_BYTES)
-        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
-                            "GAS_SEGMENT_SIZE=%" PRIu64 " is below the minimum of %u bytes", size,
-                            GAS_AL_SEG_MIN_BYTES);
     *size_p = size;
     return GAS_OK;
 }

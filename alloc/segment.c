@@ -38,7 +38,8 @@ gas_status_t gas_al_segment_create(const struct gas_al_seg_opts *o, struct gas_a
     gas_rt_format_bytes(sz, sizeof sz, size);
     if (size < GAS_AL_SEG_MIN_BYTES)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init",
-                            "GAS_SEGMENT_SIZE=%llu is below the minimum of %u bytes",
+                            "a segment of %llu bytes is below the minimum of %u bytes "
+                            "(GAS_SEGMENT_SIZE)",
                             (unsigned long long)size, GAS_AL_SEG_MIN_BYTES);
     int fd;
     const char *what;

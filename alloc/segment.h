@@ -27,7 +27,12 @@
 #define GAS_AL_SCRATCH_OFFSET GAS_AL_HEADER_BYTES       /* runtime scratch starts here */
 #define GAS_AL_SCRATCH_BYTES (60u * 1024u)
 #define GAS_AL_RESERVED_BYTES (GAS_AL_SCRATCH_OFFSET + GAS_AL_SCRATCH_BYTES)
-#define GAS_AL_SEG_MIN_BYTES (1u << 20)
+/* The smallest GAS_SEGMENT_SIZE: measured, with the default configuration,
+ * the symmetric heap's start (team scratch) and the first gas_alloc arena take
+ * about 2 MiB each and a first gas_alloc another 2 MiB extent; below 6 MiB
+ * gas_init (under 4 MiB) or that first gas_alloc fails.  A whole number of
+ * MiB (messages write it as "6m"); config_defs.h and docs/memory.md say 6m. */
+#define GAS_AL_SEG_MIN_BYTES (6u << 20)
 #define GAS_AL_SEG_START_BYTES (1u << 20)  /* backed memory a rank needs to start */
 
 /* hdr->flags: what a peer's mapping must repeat. */

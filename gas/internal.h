@@ -35,15 +35,17 @@ struct gas_gs_state {
 
 extern struct gas_gs_state gas_gs;
 
-/* GAS_OK when initialised, else the NOT_INIT error raised for `call`. */
-static inline gas_status_t gas_gs_check(const char *call)
+/* GAS_OK when initialised, else the NOT_INIT error raised for `call`,
+ * logged at the caller's file and line (the API function's), not this header's. */
+static inline gas_status_t gas_gs_check_at(const char *file, int line, const char *call)
 {
     if (__builtin_expect(gas_gs.phase == GAS_GS_UP, 1))
         return GAS_OK;
-    return gas_rt_error(GAS_ERR_NOT_INIT, call, "libgas is %s",
-                        gas_gs.phase == GAS_GS_NEVER ? "not initialised (call gas_init first)"
-                                                     : "finalised (gas_finalize was called)");
+    return gas_rt_error_at(file, line, GAS_ERR_NOT_INIT, call, "libgas is %s",
+                           gas_gs.phase == GAS_GS_NEVER ? "not initialised (call gas_init first)"
+                                                        : "finalised (gas_finalize was called)");
 }
+#define gas_gs_check(call) gas_gs_check_at(__FILE__, __LINE__, (call))
 
 /* Compute the pointer split for a job of nranks (pure; unit-tested). */
 void gas_gs_split_compute(uint64_t nranks, unsigned *rank_bits_p, unsigned *offset_bits_p);

@@ -134,6 +134,13 @@ GAS_EXPORT const char *gas_last_error(void);
  * the launcher.  Calling it twice returns GAS_ERR_INVALID; after gas_finalize
  * the library cannot be initialised again in the same process (gas_init
  * returns GAS_ERR_INVALID, saying so).
+ *
+ * Under gasrun it waits for every rank of the job to call gas_init: it warns
+ * after GAS_STALL_WARN and fails with GAS_ERR_TIMEOUT after GAS_TIMEOUT (0,
+ * the default: waits for ever), naming the ranks not yet arrived.  A process
+ * whose GASRUN_NRANKS says it is one rank of several but that has no boot
+ * channel to gasrun (GASRUN_BOOT_FD / GASRUN_BOOT_ADDR unset) fails with
+ * GAS_ERR_BOOTSTRAP rather than run as a job of one.
  */
 GAS_EXPORT gas_status_t gas_init(void);
 
@@ -141,6 +148,9 @@ GAS_EXPORT gas_status_t gas_init(void);
  * Leave the job.  Collective: implies gas_barrier(); afterwards every call
  * other than gas_init (GAS_ERR_INVALID, above) and
  * gas_strerror/gas_last_error/gas_initialized returns GAS_ERR_NOT_INIT.
+ * When that barrier times out (GAS_TIMEOUT: ranks late or gone), it returns
+ * GAS_ERR_TIMEOUT and the rank stays initialised: calling gas_finalize again
+ * resumes the same barrier, as gas_barrier does.
  * gas_barrier, gas_finalize, gas_malloc, gas_malloc_dist and gas_free all
  * begin with the world barrier and check that every rank made the same call:
  * where another rank called one of the others at the same point, every rank
@@ -807,7 +817,9 @@ GAS_EXPORT const char *gas_coll_algorithm(gas_coll_t coll, int i);
  * mismatch is reported by the first collective that exchanges messages).
  * An algorithm that cannot run a given call (e.g. hierarchical on one node)
  * falls back to the table's choice.  Not collective; takes effect for the
- * collectives started after it.
+ * collectives started after it.  Only between gas_init and gas_finalize
+ * (else GAS_ERR_NOT_INIT, like every call): to force an algorithm from the
+ * start, set GAS_COLL_<NAME> in the environment.
  */
 GAS_EXPORT gas_status_t gas_coll_set_algorithm(gas_coll_t coll, const char *algorithm);
 

@@ -8,12 +8,14 @@
 #include "boot.h"
 #include "boot_tcp.h"
 #include "boot_wire.h"
+#include "clock.h"
 #include "config.h"
 #include "error.h"
 #include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,13 +83,47 @@ static gas_status_t gasrun_kv_get(int rank, const char *key, void **val_p, size_
                : gas_rt_error(GAS_ERR_BOOTSTRAP, "bootstrap kv_get", "unexpected reply %u", type);
 }
 
+/*
+ * Wait until the boot socket has something to read.  Warns once after
+ * GAS_STALL_WARN; after GAS_TIMEOUT (0: never) fails with GAS_ERR_TIMEOUT.
+ * `what` names the wait in both messages.
+ */
+static gas_status_t await_reply(const char *what)
+{
+    uint64_t timeout = gas_rt_config_ns(GAS_CFG_TIMEOUT);
+    uint64_t warn = gas_rt_config_ns(GAS_CFG_STALL_WARN);
+    uint64_t start = gas_rt_now_ns();
+    int warned = 0;
+    for (;;) {
+        struct pollfd pfd = {.fd = boot_fd, .events = POLLIN};
+        if (poll(&pfd, 1, 100) > 0)
+            return GAS_OK; /* data, EOF or an error: the read says which */
+        uint64_t waited = gas_rt_now_ns() - start;
+        if (timeout && waited >= timeout)
+            return gas_rt_error(GAS_ERR_TIMEOUT, "gas_init",
+                                "waited %.1f s (GAS_TIMEOUT) for %s", (double)waited / 1e9, what);
+        if (warn && !warned && waited >= warn) {
+            gas_log_warn("boot", "gas_init has waited %.0f s for %s", (double)waited / 1e9,
+                         what);
+            warned = 1;
+        }
+    }
+}
+
+/* The boot barrier (gas_init's only), bounded by GAS_TIMEOUT. */
 static gas_status_t gasrun_barrier(void)
 {
+    const char *what = "the other ranks in the bootstrap barrier (every rank has connected; "
+                       "some have not reached the barrier)";
     unsigned type;
     void *reply = NULL;
     size_t rlen;
-    gas_status_t st = request("bootstrap barrier", GAS_BOOT_BARRIER, NULL, 0, &type, &reply,
-                              &rlen);
+    pthread_mutex_lock(&boot_lock);
+    int rc = gas_boot_wire_send(boot_fd, GAS_BOOT_BARRIER, NULL, 0);
+    gas_status_t st = rc == 0 ? await_reply(what) : lost("bootstrap barrier", rc);
+    if (st == GAS_OK && (rc = gas_boot_wire_recv(boot_fd, &type, &reply, &rlen)) != 0)
+        st = lost("bootstrap barrier", rc);
+    pthread_mutex_unlock(&boot_lock);
     free(reply);
     if (st == GAS_OK && type != GAS_BOOT_BARRIER_DONE)
         return gas_rt_error(GAS_ERR_BOOTSTRAP, "bootstrap barrier", "unexpected reply %u", type);
@@ -115,6 +151,55 @@ static void gasrun_fini(void)
     gas_rt_boot_watch_stop();
     close(boot_fd);
     boot_fd = -1;
+}
+
+/*
+ * Wait until every rank of the job has said HELLO to gasrun (it called
+ * gas_init), polling gasrun's set of joined ranks (GAS_BOOT_KEY_JOINED).
+ * Warns once after GAS_STALL_WARN and fails with GAS_ERR_TIMEOUT after
+ * GAS_TIMEOUT, naming the ranks not yet arrived.  A gasrun that does not
+ * serve the set: returns at once (the barrier that follows waits).
+ */
+static gas_status_t wait_all_joined(uint32_t nranks)
+{
+    uint64_t timeout = gas_rt_config_ns(GAS_CFG_TIMEOUT);
+    uint64_t warn = gas_rt_config_ns(GAS_CFG_STALL_WARN);
+    uint64_t start = gas_rt_now_ns(), nap_us = 1000;
+    int warned = 0;
+    for (;;) {
+        void *bits = NULL;
+        size_t len = 0;
+        gas_status_t st = gasrun_kv_get(0, GAS_BOOT_KEY_JOINED, &bits, &len);
+        if (st == GAS_ERR_INVALID)
+            return GAS_OK; /* KV_MISSING: an older gasrun */
+        if (st != GAS_OK)
+            return st;
+        if (len < (nranks + 7) / 8) {
+            free(bits);
+            return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init", "gasrun's %s has %zu bytes for "
+                                "%u ranks", GAS_BOOT_KEY_JOINED, len, nranks);
+        }
+        char missing[256];
+        uint32_t n = gas_boot_format_ranks(bits, nranks, 0, missing, sizeof missing);
+        free(bits);
+        if (n == 0)
+            return GAS_OK;
+        uint64_t waited = gas_rt_now_ns() - start;
+        if (timeout && waited >= timeout)
+            return gas_rt_error(GAS_ERR_TIMEOUT, "gas_init",
+                                "waited %.1f s (GAS_TIMEOUT) for %u of %u ranks to call gas_init; "
+                                "not arrived: rank%s %s", (double)waited / 1e9, n, nranks,
+                                n == 1 ? "" : "s", missing);
+        if (warn && !warned && waited >= warn) {
+            gas_log_warn("boot", "gas_init has waited %.0f s for %u of %u ranks to call gas_init; "
+                         "not arrived: rank%s %s", (double)waited / 1e9, n, nranks,
+                         n == 1 ? "" : "s", missing);
+            warned = 1;
+        }
+        usleep((useconds_t)nap_us);
+        if (nap_us < 100000)
+            nap_us *= 2;
+    }
 }
 
 static int env_int(const char *name, long lo, long hi, long *out)
@@ -223,5 +308,13 @@ gas_status_t gas_rt_boot_gasrun_open(struct gas_rt_boot *b)
     }
     if (fd_text == NULL)
         gas_rt_boot_watch_start(boot_fd, addr);
-    return GAS_OK;
+    gas_rt_log_rank_ = (int)rank; /* the messages of the wait name this rank */
+    st = wait_all_joined((uint32_t)nranks);
+    if (st != GAS_OK) {
+        if (fd_text == NULL)
+            gas_rt_boot_watch_stop();
+        close(boot_fd);
+        boot_fd = -1;
+    }
+    return st;
 }

@@ -2,6 +2,7 @@
 #include "boot_wire.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -106,4 +107,38 @@ int gas_boot_wire_recv(int fd, unsigned *type_p, void **payload_p, size_t *len_p
     *payload_p = payload;
     *len_p = len;
     return 0;
+}
+
+static int bit_is(const unsigned char *bits, uint32_t r, int set)
+{
+    return ((bits[r / 8] >> (r % 8)) & 1) == (set != 0);
+}
+
+uint32_t gas_boot_format_ranks(const unsigned char *bits, uint32_t nranks, int set, char *buf,
+                               size_t size)
+{
+    uint32_t count = 0;
+    size_t used = 0;
+    int cut = 0;
+    buf[0] = '\0';
+    for (uint32_t r = 0; r < nranks; r++) {
+        if (!bit_is(bits, r, set))
+            continue;
+        uint32_t last = r;
+        while (last + 1 < nranks && bit_is(bits, last + 1, set))
+            last++;
+        count += last - r + 1;
+        char item[32];
+        int n = last == r ? snprintf(item, sizeof item, "%s%u", used ? ", " : "", r)
+                          : snprintf(item, sizeof item, "%s%u-%u", used ? ", " : "", r, last);
+        if (!cut && used + (size_t)n + 6 <= size) { /* room left for ", ..." */
+            memcpy(buf + used, item, (size_t)n + 1);
+            used += (size_t)n;
+        } else if (!cut) {
+            memcpy(buf + used, used ? ", ..." : "...", used ? 6 : 4);
+            cut = 1;
+        }
+        r = last;
+    }
+    return count;
 }

@@ -21,6 +21,12 @@
  * KV_PUT a rank sent before its BARRIER is visible to every KV_GET sent after
  * the matching BARRIER_DONE (so BARRIER doubles as the fence).
  *
+ * KV_GET of GAS_BOOT_KEY_JOINED (of any rank) is answered by gasrun itself:
+ * KV_VALUE with the ranks that have said HELLO so far, a bitmap of
+ * (nranks + 7) / 8 bytes, rank r in bit r % 8 of byte r / 8.  gas_init polls
+ * it to wait for the other ranks with a deadline and to name the missing
+ * ones.  A gasrun that predates it answers KV_MISSING (ranks never put it).
+ *
  * Used by runtime/boot_gasrun.c (rank side) and tools/gasrun/rendezvous.c (launcher side).
  */
 #ifndef GAS_BOOT_WIRE_H
@@ -62,6 +68,16 @@ int gas_boot_wire_send(int fd, unsigned type, const void *payload, size_t len);
  * -EPROTO on a bad header or oversize payload, -ECONNRESET on EOF, or -errno.
  */
 int gas_boot_wire_recv(int fd, unsigned *type_p, void **payload_p, size_t *len_p);
+
+#define GAS_BOOT_KEY_JOINED "gasrun.joined"
+
+/*
+ * Write the ranks below nranks whose bit in `bits` (as GAS_BOOT_KEY_JOINED's)
+ * equals `set` as "1, 4-7, 9" into buf (NUL-terminated; ends in "..." when it
+ * does not fit, size >= 8); returns how many there are.
+ */
+uint32_t gas_boot_format_ranks(const unsigned char *bits, uint32_t nranks, int set, char *buf,
+                               size_t size);
 
 /* Little-endian field helpers for payloads. */
 void gas_boot_put_u32(unsigned char *p, uint32_t v);

@@ -5,9 +5,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -178,6 +181,10 @@ static gas_status_t set_value(int id, const char *text, const char *source)
     const struct gas_rt_config_def *d = &gas_rt_config_defs[id];
     const char *why = NULL;
     uint64_t num;
+    if (strlen(text) >= sizeof values[id].text)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_%s='%.40s...' (from %s): longer "
+                            "than %zu characters", d->name, text, source,
+                            sizeof values[id].text - 1);
     if (gas_rt_config_parse(d->type, d->choices, text, &num, &why) != 0) {
         if (d->type == GAS_CFG_T_ENUM)
             return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_%s='%s' (from %s): %s (%s)",
@@ -231,49 +238,104 @@ const char *gas_rt_config_nearest(const char *name)
     return best;
 }
 
+/*
+ * One NAME=VALUE line of the file (comment lines and blank lines already
+ * skipped).  A '#' after a blank starts a comment that runs to the line's end.
+ */
+static gas_status_t load_line(const char *path, int lineno, char *p)
+{
+    for (char *h = strchr(p, '#'); h != NULL; h = strchr(h + 1, '#')) {
+        if (isspace((unsigned char)h[-1])) {
+            *h = '\0';
+            break;
+        }
+    }
+    char *eq = strchr(p, '=');
+    char *end = p + strlen(p);
+    while (end > p && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    if (eq == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "%s:%d (GAS_CONFIG_FILE): expected "
+                            "NAME=VALUE", path, lineno);
+    char *nend = eq;
+    while (nend > p && isspace((unsigned char)nend[-1]))
+        nend--;
+    *nend = '\0';
+    char *val = eq + 1;
+    while (isspace((unsigned char)*val))
+        val++;
+    int id = find(p);
+    char src[160];
+    snprintf(src, sizeof src, "file:%s:%d", path, lineno);
+    if (id < 0) {
+        const char *near = gas_rt_config_nearest(p);
+        gas_log_warn("config", "%s: unknown setting '%.64s'%s%s%s", src, p,
+                     near ? " (did you mean GAS_" : "", near ? near : "", near ? "?)" : "");
+        return GAS_OK;
+    }
+    return set_value(id, val, src);
+}
+
+/*
+ * Open GAS_CONFIG_FILE for reading: it must be a regular file (a directory,
+ * a FIFO or a device such as /dev/zero is refused: none is a list of
+ * settings, and some would block or never end).
+ */
+static gas_status_t open_file(const char *path, FILE **f_p)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) < 0) {
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_CONFIG_FILE='%s': cannot open: %s",
+                            path, strerror(err));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                            "GAS_CONFIG_FILE='%s' is %s, not a regular file of NAME=VALUE lines",
+                            path, S_ISDIR(sb.st_mode) ? "a directory" : "a device, FIFO or socket");
+    }
+    *f_p = fdopen(fd, "r");
+    if (*f_p == NULL) {
+        int err = errno;
+        close(fd);
+        return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "GAS_CONFIG_FILE='%s': %s", path,
+                            strerror(err));
+    }
+    return GAS_OK;
+}
+
+/* Lines of any length; a NUL byte in a line is an error naming the line. */
 static gas_status_t load_file(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_CONFIG_FILE='%s': cannot open: %s",
-                            path, strerror(errno));
-    char line[512];
+    FILE *f;
+    gas_status_t st = open_file(path, &f);
+    if (st != GAS_OK)
+        return st;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
     int lineno = 0;
-    gas_status_t st = GAS_OK;
-    while (st == GAS_OK && fgets(line, sizeof line, f)) {
+    while (st == GAS_OK && (len = getline(&line, &cap, f)) >= 0) {
         lineno++;
+        if (memchr(line, '\0', (size_t)len) != NULL) {
+            st = gas_rt_error(GAS_ERR_INVALID, "gas_init", "%s:%d (GAS_CONFIG_FILE): a NUL byte "
+                              "in the line (not a text file?)", path, lineno);
+            break;
+        }
         char *p = line;
         while (isspace((unsigned char)*p))
             p++;
-        if (*p == '#' || *p == '\0')
-            continue;
-        char *eq = strchr(p, '=');
-        char *end = p + strlen(p);
-        while (end > p && isspace((unsigned char)end[-1]))
-            *--end = '\0';
-        if (eq == NULL) {
-            st = gas_rt_error(GAS_ERR_INVALID, "gas_init", "%s:%d: expected NAME=VALUE", path,
-                              lineno);
-            break;
-        }
-        char *nend = eq;
-        while (nend > p && isspace((unsigned char)nend[-1]))
-            nend--;
-        *nend = '\0';
-        char *val = eq + 1;
-        while (isspace((unsigned char)*val))
-            val++;
-        int id = find(p);
-        char src[160];
-        snprintf(src, sizeof src, "file:%s:%d", path, lineno);
-        if (id < 0) {
-            const char *near = gas_rt_config_nearest(p);
-            gas_log_warn("config", "%s: unknown setting '%s'%s%s%s", src, p,
-                         near ? " (did you mean GAS_" : "", near ? near : "", near ? "?)" : "");
-            continue;
-        }
-        st = set_value(id, val, src);
+        if (*p != '#' && *p != '\0')
+            st = load_line(path, lineno, p);
     }
+    if (st == GAS_OK && ferror(f))
+        st = gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_CONFIG_FILE='%s': read error after "
+                          "line %d: %s", path, lineno, strerror(errno));
+    free(line);
     fclose(f);
     return st;
 }
@@ -294,8 +356,12 @@ gas_status_t gas_rt_config_load(void)
     }
     /* The log level first, so the rest of loading logs at the chosen level. */
     const char *lvl = getenv("GAS_LOG_LEVEL");
-    if (lvl && set_value(GAS_CFG_LOG_LEVEL, lvl, "env") == GAS_OK)
+    if (lvl) {
+        gas_status_t st = set_value(GAS_CFG_LOG_LEVEL, lvl, "env");
+        if (st != GAS_OK)
+            return st; /* reported once, here */
         gas_rt_log_level_ = (int)values[GAS_CFG_LOG_LEVEL].num;
+    }
     const char *file = getenv("GAS_CONFIG_FILE");
     if (file && *file) {
         gas_status_t st = load_file(file);

@@ -17,7 +17,7 @@ GAS_CONFIG_ROW(ERRORS, ENUM, "abort", "abort|return",
 GAS_CONFIG_ROW(BOOT_TIMEOUT, TIME, "30s", NULL,
                "How long gas_init waits to connect to gasrun's rendezvous when the rank runs on another host than gasrun (GASRUN_BOOT_ADDR); past it gas_init fails naming the address.")
 GAS_CONFIG_ROW(SEGMENT_SIZE, SIZE, "auto", "auto",
-               "Bytes of address space reserved for each rank's segment, which gas_malloc and gas_alloc share; pages are backed on first touch. auto: 3/8 of the address space this process may use (RLIMIT_AS, 47-bit user space) divided by the ranks on the node, rounded down to a power of two (and within GAS_SEGMENT_DIR's size). Every rank maps the segments of all ranks on its node, so ranks-per-node x size must fit 3/4 of that space.")
+               "Bytes of address space reserved for each rank's segment, which gas_malloc and gas_alloc share; pages are backed on first touch. At least 6m (the least in which gas_init and a first gas_alloc fit; smaller values are refused). auto (or 0): 3/8 of the address space this process may use (RLIMIT_AS, 47-bit user space) divided by the ranks on the node, rounded down to a power of two (and within GAS_SEGMENT_DIR's size). Every rank maps the segments of all ranks on its node, so ranks-per-node x size must fit 3/4 of that space.")
 GAS_CONFIG_ROW(SEGMENT_DIR, STRING, "", NULL,
                "A tmpfs or hugetlbfs directory (e.g. /dev/shm) to hold the segments as unnamed files; empty: memfd segments. Its size then bounds what can be backed, and gas_init checks that the node's ranks can start in it.")
 GAS_CONFIG_ROW(PREFAULT, BOOL, "n", NULL,
@@ -31,15 +31,15 @@ GAS_CONFIG_ROW(ARENAS, UINT, "0", NULL,
 GAS_CONFIG_ROW(TRANSPORT, ENUM, "auto", "auto|shm|udp|rdma",
                "Force one transport for every peer (auto: shm to ranks on this node, rdma or udp to the others; udp: every other rank over udp, even on this node; rdma: every other rank starts on udp and is upgraded to RC when both have a device on one fabric).")
 GAS_CONFIG_ROW(TIMEOUT, TIME, "0", NULL,
-               "Deadline of every wait (barrier, gas_wait_until, completion); 0 waits forever. Past it the call fails with GAS_ERR_TIMEOUT.")
+               "Deadline of every wait (barrier, gas_wait_until, completion, and gas_init's wait for the other ranks of the job to call gas_init); 0 waits forever. Past it the call fails with GAS_ERR_TIMEOUT (gas_init's naming the ranks not arrived).")
 GAS_CONFIG_ROW(STALL_WARN, TIME, "60s", NULL,
-               "Log a warning naming the operation and peer when one wait has lasted this long (0: never).")
+               "Log a warning naming the operation and peer when one wait has lasted this long (gas_init: naming the ranks not yet arrived; 0: never).")
 GAS_CONFIG_ROW(WAIT_SPIN, TIME, "50us", NULL,
                "How long a wait spins without progress before it sleeps in the kernel (again each time it is woken); udp's progress thread also keeps polling its socket this long after serving a request. Not used when the node runs more ranks than cores.")
 GAS_CONFIG_ROW(WAIT_SLICE, TIME, "0", NULL,
                "Longest a sleeping wait goes before it looks at its condition again, woken or not (0: 2 ms on the futex doorbell, 1 ms in the udp socket). Writers wake sleepers, so this is only a safety net; a large value turns a missed wake-up into a visible stall.")
 GAS_CONFIG_ROW(CONFIG_FILE, STRING, "", NULL,
-               "A file of NAME=VALUE lines (GAS_ prefix optional, # comments) read before the environment; the environment wins.")
+               "A regular file of NAME=VALUE lines of any length (GAS_ prefix optional; # starts a comment at the start of a line or after a blank) read before the environment; the environment wins.")
 GAS_CONFIG_ROW(COLL_SCRATCH, SIZE, "512k", NULL,
                "Scratch space (collective mailboxes) each member of a team keeps for it in its segment, backed when used; at least 256 bytes per member are always taken. Larger values let big messages move in larger chunks.")
 GAS_CONFIG_ROW(COLL_ZCOPY_MIN, SIZE, "16k", NULL,

@@ -141,8 +141,8 @@ GAS_EXPORT gas_status_t gas_finalize(void)
     if (st != GAS_OK)
         return st;
     st = gas_gs_barrier_call("gas_finalize", GAS_GS_CALL_FINALIZE, 0, NULL);
-    if (st == GAS_ERR_INVALID)
-        return st; /* the others made another call: still initialised, as they are */
+    if (st == GAS_ERR_INVALID || st == GAS_ERR_TIMEOUT)
+        return st; /* another call elsewhere, or late ranks: still initialised, may retry */
     if (st == GAS_OK)
         st = gas_co_check_ends("gas_finalize");
     if (gas_rt_config_size(GAS_CFG_STATS))

@@ -67,13 +67,23 @@ static int print_config(void)
         fprintf(stderr, "gas-info: the configuration is invalid: %s\n", gas_last_error());
         return 1;
     }
-    printf("%-22s %-12s %-10s %s\n", "setting", "value", "source", "meaning");
+    /* Columns as wide as their widest entry, so long names stay aligned. */
+    int wn = (int)strlen("setting"), wv = (int)strlen("value"), ws = (int)strlen("source");
+    for (int i = 0; i < GAS_CFG_COUNT; i++) {
+        int n = 4 + (int)strlen(gas_rt_config_defs[i].name);
+        int v = (int)strlen(gas_rt_config_str((enum gas_rt_config_id)i));
+        int s = (int)strlen(gas_rt_config_source((enum gas_rt_config_id)i));
+        wn = n > wn ? n : wn;
+        wv = v > wv ? v : wv;
+        ws = s > ws ? s : ws;
+    }
+    printf("%-*s %-*s %-*s %s\n", wn, "setting", wv, "value", ws, "source", "meaning");
     for (int i = 0; i < GAS_CFG_COUNT; i++) {
         const struct gas_rt_config_def *d = &gas_rt_config_defs[i];
         char name[64];
         snprintf(name, sizeof name, "GAS_%s", d->name);
         const char *v = gas_rt_config_str((enum gas_rt_config_id)i);
-        printf("%-22s %-12s %-10s %s\n", name, v[0] ? v : "\"\"",
+        printf("%-*s %-*s %-*s %s\n", wn, name, wv, v[0] ? v : "\"\"", ws,
                gas_rt_config_source((enum gas_rt_config_id)i), d->doc);
     }
     return 0;

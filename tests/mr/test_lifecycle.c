@@ -59,6 +59,9 @@ static void check_not_init(const char *when)
     CHECK_STATUS(gas_test(GAS_HANDLE_NULL, &done), GAS_ERR_NOT_INIT);
     CHECK_STATUS(gas_ptr_add(some, 8, &p), GAS_ERR_NOT_INIT);
     CHECK_STATUS(gas_layout(some, &l), GAS_ERR_NOT_INIT);
+    CHECK_STATUS(gas_coll_set_algorithm(GAS_COLL_ALLREDUCE, "ring"), GAS_ERR_NOT_INIT);
+    CHECK(strstr(gas_last_error(), "GAS_COLL_") != NULL, "%s: gas_coll_set_algorithm's message "
+          "does not point to GAS_COLL_<NAME>: %s", when, gas_last_error());
     CHECK(gas_ptr_local(some) == NULL, "%s: gas_ptr_local() is not NULL", when);
     /* these two work whatever the state */
     CHECK(gas_strerror(GAS_ERR_NOT_INIT) && gas_strerror(GAS_ERR_NOT_INIT)[0], "%s: gas_strerror", when);

@@ -3,7 +3,9 @@
  * and a barrier that one rank is late for both fail with GAS_ERR_TIMEOUT and a
  * message naming the call (and, for the barrier, the awaited rank).  Retrying
  * the barrier resumes it, so once the late rank arrives everyone gets through
- * and later barriers line up.  GAS_TIMEOUT=1s is set here before gas_init.
+ * and later barriers line up.  The same for gas_finalize: a rank whose
+ * finalize times out stays initialised, and retrying finishes it.
+ * GAS_TIMEOUT=1s is set here before gas_init.
  */
 #include <unistd.h>
 
@@ -62,5 +64,34 @@ int main(void)
     CHECK_OK(gas_get(&got, test_at(flags, (uint64_t)peer * 8), 8));
     CHECK(got == (uint64_t)peer + 1, "after the retried barrier rank %d holds %llu", peer,
           (unsigned long long)got);
-    return test_end();
+    /* The last rank is 3 s late for gas_finalize: the others' finalize times
+     * out, leaves them initialised, and a retry resumes it. */
+    double secs = test_elapsed();
+    int late = t_nranks - 1, timeouts = 0;
+    if (t_rank == late) {
+        if (t_nranks >= 2)
+            sleep(3);
+        st = gas_finalize();
+    } else {
+        for (int tries = 0; tries < 20; tries++) {
+            st = gas_finalize();
+            if (st != GAS_ERR_TIMEOUT)
+                break;
+            timeouts++;
+            CHECK(gas_initialized(), "gas_finalize timed out but left the rank finalised");
+        }
+        if (t_rank == 0)
+            CHECK(timeouts > 0, "gas_finalize never timed out waiting for late rank %d", late);
+    }
+    CHECK(st == GAS_OK, "gas_finalize returned %d (%s): %s", (int)st, gas_strerror(st),
+          gas_last_error());
+    CHECK(!gas_initialized(), "still initialised after gas_finalize");
+    if (t_failures) {
+        fprintf(stderr, "[timeout rank %d/%d] FAILED: %ld failure(s)\n", t_rank, t_nranks,
+                t_failures);
+        return 1;
+    }
+    if (t_rank == 0)
+        test_note("passed in %.2f s", secs);
+    return 0;
 }

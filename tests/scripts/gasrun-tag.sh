@@ -41,3 +41,18 @@ expect_rc 0 "untagged"
 [ "$(tail -c 27 "$TMPD/out")" = "R0 out tail-without-newline" ] || fail "untagged: last line changed"
 check_clean "untagged"
 pass "untagged output"
+
+# Lines at the 64 KiB cut: a line of exactly 64 KiB is one tagged line (its
+# newline is not a second, empty one); one byte more is cut into two.
+for len in 65535 65536 65537; do
+    run_job -n 2 sh -c 'head -c "$1" /dev/zero | tr "\0" x; echo' sh "$len" "$MARK"
+    expect_rc 0 "line of $len bytes"
+    got=$(awk '{ print length($0) }' "$TMPD/out" | sort -n | uniq -c | awk '{ printf "%sx%s ", $1, $2 }')
+    case $len in
+        65537) want="2x5 2x65540 " ;;    # "[r] x" and "[r] " + 64 KiB
+        *)     want="2x$((len + 4)) " ;;
+    esac
+    [ "$got" = "$want" ] || fail "line of $len bytes: line lengths (count x length) $got, want $want"
+done
+check_clean "64 KiB lines"
+pass "lines of 64 KiB - 1, 64 KiB and 64 KiB + 1 bytes"

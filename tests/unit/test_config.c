@@ -2,7 +2,8 @@
  * Configuration table: value parsing for every type (sizes with suffixes,
  * durations, strict booleans, enums), rejection of bad values with a message
  * naming the variable, nearest-name suggestions, file + environment
- * precedence and the recorded source of each value.
+ * precedence and the recorded source of each value; GAS_CONFIG_FILE lines of
+ * any length, NUL bytes, and files that are not regular files.
  */
 #include "runtime/config.h"
 #include "runtime/error.h"
@@ -27,6 +28,75 @@ static void parse_bad(enum gas_rt_config_type t, const char *choices, const char
     const char *why = NULL;
     UCHECK(gas_rt_config_parse(t, choices, text, &v, &why) != 0 && why && *why,
            "'%s' accepted", text);
+}
+
+/* Write `len` bytes of `text` to a new temporary file; its path goes in path (>= 32 bytes). */
+static void write_temp(char *path, const char *text, size_t len)
+{
+    strcpy(path, "/tmp/gas-test-config-XXXXXX");
+    int fd = mkstemp(path);
+    UCHECK(fd >= 0, "mkstemp");
+    UCHECK(write(fd, text, len) == (ssize_t)len, "write");
+    close(fd);
+}
+
+/* Load GAS_CONFIG_FILE=path; the status, with the message in gas_last_error(). */
+static gas_status_t load_from(const char *path)
+{
+    setenv("GAS_CONFIG_FILE", path, 1);
+    gas_rt_config_reset();
+    gas_status_t st = gas_rt_config_load();
+    unsetenv("GAS_CONFIG_FILE");
+    return st;
+}
+
+/*
+ * Lines of any length are whole lines: a long comment's tail is no setting,
+ * a long trailing comment is no value, and errors name the right line; a NUL
+ * byte is refused naming its line.
+ */
+static void config_file_lines(void)
+{
+    char path[32], *text = malloc(8192);
+    char pad[3001];
+    memset(pad, '-', sizeof pad - 1);
+    pad[sizeof pad - 1] = '\0';
+    snprintf(text, 8192, "#%sTIMEOUT=1ms\nSTALL_WARN=5s # %s\nSEGMENT_SIZE=64m\n", pad, pad);
+    write_temp(path, text, strlen(text));
+    UCHECK(load_from(path) == GAS_OK, "long lines: %s", gas_last_error());
+    UCHECK(gas_rt_config_ns(GAS_CFG_TIMEOUT) == 0, "a long comment's tail set GAS_TIMEOUT");
+    UCHECK(gas_rt_config_ns(GAS_CFG_STALL_WARN) == 5000000000ull, "value before a long comment");
+    UCHECK(strstr(gas_rt_config_source(GAS_CFG_SEGMENT_SIZE), ":3") != NULL,
+           "line number after long lines: %s", gas_rt_config_source(GAS_CFG_SEGMENT_SIZE));
+    unlink(path);
+
+    snprintf(text, 8192, "# %s\nSTALL_WARN=5s\nnot a setting\n", pad);
+    write_temp(path, text, strlen(text));
+    UCHECK(load_from(path) == GAS_ERR_INVALID, "a line without '=' accepted");
+    UCHECK(strstr(gas_last_error(), ":3 (GAS_CONFIG_FILE): expected NAME=VALUE") != NULL,
+           "wrong line: %s", gas_last_error());
+    unlink(path);
+
+    static const char nul[] = "STALL_WARN=5s\nTIMEOUT=3s\0\0\0\nSEGMENT_SIZE=64m\n";
+    write_temp(path, nul, sizeof nul - 1);
+    UCHECK(load_from(path) == GAS_ERR_INVALID, "a NUL byte accepted");
+    UCHECK(strstr(gas_last_error(), ":2 (GAS_CONFIG_FILE): a NUL byte") != NULL,
+           "NUL message: %s", gas_last_error());
+    unlink(path);
+    free(text);
+}
+
+/* A directory or a device is refused at once, naming GAS_CONFIG_FILE and the path. */
+static void config_file_kinds(void)
+{
+    const char *bad[] = {"/tmp", "/dev/zero", "/dev/null"};
+    for (int i = 0; i < 3; i++) {
+        UCHECK(load_from(bad[i]) == GAS_ERR_INVALID, "GAS_CONFIG_FILE=%s accepted", bad[i]);
+        UCHECK(strstr(gas_last_error(), "GAS_CONFIG_FILE") != NULL &&
+               strstr(gas_last_error(), bad[i]) != NULL &&
+               strstr(gas_last_error(), "not a regular file") != NULL,
+               "message for %s: %s", bad[i], gas_last_error());
+    }
 }
 
 int main(void)
@@ -98,6 +168,9 @@ int main(void)
     UCHECK(gas_rt_config_load() == GAS_ERR_INVALID, "bad value accepted");
     UCHECK(strstr(gas_last_error(), "GAS_SEGMENT_SIZE") != NULL, "message: %s", gas_last_error());
     unsetenv("GAS_SEGMENT_SIZE");
+    unsetenv("GAS_STALL_WARN");
     unlink(path);
+    config_file_lines();
+    config_file_kinds();
     return unit_finish("test_config");
 }

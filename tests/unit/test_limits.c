@@ -69,6 +69,10 @@ int main(void)
     plan(&l, 1ull << 58, 1, GAS_ERR_INVALID);   /* beyond the pointer window */
     UCHECK(strstr(gas_last_error(), "GAS_SEGMENT_SIZE") != NULL, "window message: %s", gas_last_error());
     plan(&l, 1000, 1, GAS_ERR_INVALID);         /* below the minimum */
+    UCHECK(strstr(gas_last_error(), "GAS_SEGMENT_SIZE=1000 (1000 bytes) is below the minimum"),
+           "the value as given, not rounded to the page: %s", gas_last_error());
+    plan(&l, 4ull << 20, 1, GAS_ERR_INVALID);   /* gas_init fits, a first gas_alloc does not */
+    UCHECK(plan(&l, 6ull << 20, 1, GAS_OK) == 6ull << 20, "6 MiB, the minimum, is accepted");
 
     /* RLIMIT_AS shrinks the budget; the message names it. */
     l.as_limit = 4 * GiB;

@@ -39,6 +39,7 @@
 #define GR_LAUNCH_WINDOW  8      /* launchers per host in flight (launch.c) */
 #define GR_LAUNCH_SETTLE_S 2.0   /* how long a launch counts as in flight at most */
 #define GR_LAUNCH_POLL_S  0.1    /* tick while remote ranks wait to be started */
+#define GR_JOIN_REPORT_S  2.0    /* --verbose: how often the ranks not yet connected are named */
 
 enum gr_launcher_mode { GR_LAUNCH_AUTO, GR_LAUNCH_EXEC, GR_LAUNCH_SHELL };
 
@@ -89,6 +90,7 @@ struct gr_stream {
     size_t taglen;
     char *buf;              /* the line being assembled */
     size_t len, cap;
+    bool cut;               /* tagged: a piece was just cut and given a newline */
 };
 
 struct gr_rank {
@@ -131,6 +133,7 @@ struct gr_job {
     int *gone;              /* ranks that are gone, in order */
     int ngone;
     bool warned_nofini;     /* said once that a rank left without gas_finalize */
+    double join_report_at;  /* --verbose: next naming of unconnected ranks, 0 = none */
     struct gr_rdv *rdv;
 
     int exit_code;          /* -1 until the first failure or the end decides it */
@@ -181,6 +184,8 @@ void gr_net_fini(struct gr_job *job);
 /* reap.c */
 void gr_reap(struct gr_job *job);
 void gr_rank_gone_check(struct gr_job *job, int rank);
+void gr_job_check_unjoined(struct gr_job *job);
+void gr_job_report_unjoined(struct gr_job *job, double now);
 
 /* signals.c */
 int gr_signals_init(struct gr_job *job);

@@ -83,7 +83,11 @@ static void rdv_abort(void *ctx, uint32_t rank, int32_t code, const char *msg)
 
 static void rdv_hello(void *ctx, uint32_t rank, uint32_t pid)
 {
+    struct gr_job *job = ctx;
     gr_info("rank %u: HELLO (pid %u)", rank, pid);
+    if (gr_verbose && job->join_report_at == 0)
+        job->join_report_at = gr_now() + GR_JOIN_REPORT_S;
+    gr_job_check_unjoined(job);
 }
 
 static void rdv_fini(void *ctx, uint32_t rank)

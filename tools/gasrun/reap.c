@@ -2,9 +2,11 @@
 #include "gasrun.h"
 #include "log.h"
 #include "rendezvous.h"
+#include "runtime/boot_wire.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 
 static int rank_of_pid(const struct gr_job *job, pid_t pid)
@@ -42,6 +44,65 @@ void gr_rank_gone_check(struct gr_job *job, int r)
     gr_job_check_stuck(job);
 }
 
+/*
+ * A rank that exited 0 without ever saying HELLO, in a job where another rank
+ * did (so the program uses libgas), cannot have been part of the job: it never
+ * called gas_init, or it lost GASRUN_BOOT_FD and ran alone.  Fail the job
+ * naming it; called when a rank exits and when a rank says HELLO.  A job in
+ * which no rank says HELLO is not a libgas job (sh -c ..., hostname): left be.
+ */
+void gr_job_check_unjoined(struct gr_job *job)
+{
+    if (job->exit_code >= 0 || job->rdv == NULL)
+        return;
+    bool any_joined = false;
+    for (int r = 0; r < job->nranks && !any_joined; r++)
+        any_joined = gr_rdv_helloed(job->rdv, (uint32_t)r);
+    if (!any_joined)
+        return;
+    for (int r = 0; r < job->nranks; r++) {
+        const struct gr_rank *rk = &job->ranks[r];
+        if (rk->running || rk->pid == 0 || gr_rdv_helloed(job->rdv, (uint32_t)r) ||
+            !WIFEXITED(rk->wstatus) || WEXITSTATUS(rk->wstatus) != 0)
+            continue;
+        char name[128];
+        gr_job_fail(job, 1, "%s exited without joining the job (it never called gas_init, "
+                    "or lost GASRUN_BOOT_FD)", gr_rank_name(job, r, name));
+        return;
+    }
+}
+
+/*
+ * --verbose, from GR_JOIN_REPORT_S after the first HELLO on: every
+ * GR_JOIN_REPORT_S name the ranks that have not said HELLO yet, until all
+ * have or the job ends (gas_init waits for them).
+ */
+void gr_job_report_unjoined(struct gr_job *job, double now)
+{
+    if (job->join_report_at <= 0 || now < job->join_report_at)
+        return;
+    size_t n = ((size_t)job->nranks + 7) / 8;
+    unsigned char *bits = calloc(n, 1);
+    if (bits == NULL || job->tearing) {
+        free(bits);
+        job->join_report_at = -1;
+        return;
+    }
+    for (int r = 0; r < job->nranks; r++)
+        if (gr_rdv_helloed(job->rdv, (uint32_t)r))
+            bits[r / 8] |= (unsigned char)(1u << (r % 8));
+    char missing[512];
+    uint32_t left = gas_boot_format_ranks(bits, (uint32_t)job->nranks, 0, missing, sizeof missing);
+    free(bits);
+    if (left == 0) {
+        job->join_report_at = -1;
+        return;
+    }
+    gr_msg("%.0f s: %u of %d ranks not connected yet (gas_init not called): rank%s %s",
+           now - job->start, left, job->nranks, left == 1 ? "" : "s", missing);
+    job->join_report_at = now + GR_JOIN_REPORT_S;
+}
+
 static void rank_exited(struct gr_job *job, int r, int st)
 {
     struct gr_rank *rk = &job->ranks[r];
@@ -58,6 +119,7 @@ static void rank_exited(struct gr_job *job, int r, int st)
     if (WIFEXITED(st)) {
         gr_info("%s (pid %d) exited with status %d", name, (int)rk->pid, WEXITSTATUS(st));
         if (WEXITSTATUS(st) == 0) {
+            gr_job_check_unjoined(job);
             gr_rank_gone_check(job, r);
             return;
         }

@@ -265,6 +265,24 @@ static void handle_kv_put(struct rdv_conn *c, const unsigned char *p, size_t len
         conn_fail(c, "out of memory storing KV_PUT '%.*s' (%zu bytes)", (int)klen, p, len);
 }
 
+/* GAS_BOOT_KEY_JOINED: the ranks that said HELLO, as boot_wire.h lays it out. */
+static void reply_joined(struct rdv_conn *c)
+{
+    struct gr_rdv *s = c->srv;
+    size_t n = (s->nranks + 7) / 8;
+    unsigned char *bits = calloc(n ? n : 1, 1);
+    if (bits == NULL) {
+        conn_fail(c, "out of memory answering a KV_GET of %s", GAS_BOOT_KEY_JOINED);
+        return;
+    }
+    for (uint32_t r = 0; r < s->nranks; r++)
+        if (s->ranks[r].helloed)
+            bits[r / 8] |= (unsigned char)(1u << (r % 8));
+    if (conn_send(c, GAS_BOOT_KV_VALUE, bits, n) < 0)
+        conn_fail(c, "out of memory queueing a KV_GET reply");
+    free(bits);
+}
+
 static void handle_kv_get(struct rdv_conn *c, const unsigned char *p, size_t len)
 {
     struct gr_rdv *s = c->srv;
@@ -280,6 +298,10 @@ static void handle_kv_get(struct rdv_conn *c, const unsigned char *p, size_t len
     /* The key ends at its NUL, or at the end of the payload. */
     const char *key = (const char *)p + 4;
     size_t klen = strnlen(key, len - 4);
+    if (klen == strlen(GAS_BOOT_KEY_JOINED) && memcmp(key, GAS_BOOT_KEY_JOINED, klen) == 0) {
+        reply_joined(c);
+        return;
+    }
     size_t vlen = 0;
     const void *val = gr_kv_get(s->kv, owner, key, klen, &vlen);
     int rc = val != NULL ? conn_send(c, GAS_BOOT_KV_VALUE, val, vlen)

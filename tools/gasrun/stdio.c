@@ -5,8 +5,8 @@
  * mode (tagging on, or more than one rank) a stream is cut into lines and
  * every line goes out whole in one write with its "[r] " tag, so lines of
  * different ranks never mix.  A line longer than GR_LINE_MAX is cut: the piece
- * goes out as a line of its own (tagged, with a newline added), so memory per
- * stream stays bounded.  A last line without a newline goes out at EOF (with
+ * goes out as a line of its own (tagged, with a newline added; a newline that
+ * comes right after the cut is that one), so memory per stream stays bounded.  A last line without a newline goes out at EOF (with
  * a newline added when tagged).  Untagged single-rank output passes through
  * as it comes.
  *
@@ -103,6 +103,12 @@ static void stream_emit(struct gr_stream *s, bool eof)
         start = s->len;
     } else if (job->tag) {
         const char *nl;
+        /* The line cut last time ended exactly at the cut: its newline was
+         * written with the piece already. */
+        if (s->cut && s->len > 0) {
+            start = s->buf[0] == '\n';
+            s->cut = false;
+        }
         while ((nl = memchr(s->buf + start, '\n', s->len - start)) != NULL) {
             size_t end = (size_t)(nl - s->buf) + 1;
             outq_add(&q, s->tag, s->taglen);
@@ -122,6 +128,7 @@ static void stream_emit(struct gr_stream *s, bool eof)
         outq_add(&q, s->buf + start, s->len - start);
         if (job->tag)
             outq_add(&q, "\n", 1);
+        s->cut = job->tag && !eof;
         start = s->len;
     }
     outq_flush(&q);

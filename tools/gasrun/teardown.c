@@ -115,6 +115,8 @@ int gr_job_wait_ms(const struct gr_job *job)
         next = job->timeout_at;
     if (job->tearing && !job->killed && (next < 0 || job->grace_at < next))
         next = job->grace_at;
+    if (job->join_report_at > 0 && !job->tearing && (next < 0 || job->join_report_at < next))
+        next = job->join_report_at;
     if (job->unstarted > 0 && !job->tearing) {
         double poll = gr_now() + GR_LAUNCH_POLL_S;
         if (next < 0 || poll < next)
@@ -131,6 +133,7 @@ void gr_job_tick(struct gr_job *job)
     double now = gr_now();
     gr_net_tick(job, now);
     gr_launch_more(job);
+    gr_job_report_unjoined(job, now);
     if (!job->tearing && job->timeout_at > 0 && now >= job->timeout_at) {
         gr_msg("job timed out after %s s; killing %d ranks", job->opts.timeout_arg,
                live_count(job));
