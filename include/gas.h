@@ -705,6 +705,23 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
  * collective #k") instead of waiting for it; the team stays usable, and
  * chunks that peers sent for a failed or refused call are thrown away by
  * the next calls.
+ *
+ * Timeouts: a blocking collective that waits GAS_TIMEOUT returns
+ * GAS_ERR_TIMEOUT and counts as failed on this rank: it is abandoned (this
+ * rank writes nothing into its buffers after returning; a late member told
+ * to put a large message straight into dst may still do so, see
+ * docs/collectives.md), and the members are told as of any failure, so one that reaches or waits in that call later fails
+ * with GAS_ERR_TIMEOUT ("rank r gave up on its collective #k ... after
+ * waiting GAS_TIMEOUT"); one whose call had already completed learns of it
+ * at the team's end.  A call is not resumed by calling it again: the
+ * program goes on with the next collective (every member does: the late
+ * member's copy of the call fails, or completes if it had all it needed).
+ * gas_wait on an _nb collective that times out returns GAS_ERR_TIMEOUT and
+ * leaves the handle valid: the collective goes on, and the buffers stay its
+ * own until gas_wait or gas_test completes the handle.  An _nb collective
+ * that fails (here or on a member) completes its handle with the failure:
+ * gas_wait returns it, gas_test returns it with *done_p = 1; the _nb call
+ * itself returns it (with GAS_HANDLE_NULL) when the failure is known at once.
  */
 #define GAS_IN_PLACE ((const void *)-1)
 

@@ -132,7 +132,7 @@ static uint32_t note_check(const struct gas_co_note *n)
     uint64_t v = ((uint64_t)n->seq << 32 | (uint64_t)n->coll << 24 | (uint64_t)n->alg << 16 |
                   (uint64_t)n->type << 8 | n->op) * 0x9e3779b97f4a7c15ull ^
                  ((uint64_t)n->arghash << 32 | (uint32_t)n->status) * 0xc2b2ae3d27d4eb4full ^
-                 (uint64_t)n->refused;
+                 ((uint64_t)n->span << 16 | n->refused);
     v ^= v >> 29;
     v *= 0xbf58476d1ce4e5b9ull;
     v ^= v >> 32;
@@ -143,7 +143,7 @@ static uint32_t note_check(const struct gas_co_note *n)
 static int read_note(gas_team_t t, int i, struct gas_co_note *n)
 {
     memcpy(n, &t->notes[i], sizeof *n);
-    return i / 2 != t->rank && n->check == note_check(n);
+    return i / 2 != t->rank && n->check != 0 && n->check == note_check(n);
 }
 
 static void fail(struct gas_co_sched *s, gas_status_t st)
@@ -423,21 +423,95 @@ static void put_note(gas_team_t t, int p, struct gas_co_note *n)
     (void)gas_tl_put(peer, at, n, sizeof *n, NULL);   /* best effort: only a diagnosis */
 }
 
+/*
+ * Send failure note n to every member.  It covers the calls that failed
+ * just before it with the same status (the last note's span, and that
+ * note's call), so a member late by several calls still finds its own.
+ */
+static void note_failed_all(gas_team_t t, struct gas_co_note *n)
+{
+    const struct gas_co_note *l = &t->last_fail;
+    if (l->check != 0 && n->seq == l->seq + 1 && n->status == l->status &&
+        n->refused == l->refused && l->span < UINT16_MAX)
+        n->span = (uint16_t)(l->span + 1);
+    for (int p = 0; p < t->size; p++)
+        put_note(t, p, n);
+    n->check = note_check(n);
+    t->last_fail = *n;
+}
+
 void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_t status)
 {
     struct gas_co_note n = {.seq = t->seq++, .coll = (uint8_t)coll, .type = (uint8_t)type,
                             .status = status, .refused = 1};
     gas_co_chan_failed(t, n.seq);
-    for (int p = 0; p < t->size; p++)
-        put_note(t, p, &n);
+    note_failed_all(t, &n);
 }
 
-void gas_co_chan_note(struct gas_co_sched *s, int p, gas_status_t status)
+/* s's call as a note (check not set). */
+static struct gas_co_note call_note(const struct gas_co_sched *s, gas_status_t status)
 {
-    struct gas_co_note n = {.seq = s->call.seq, .coll = s->call.coll, .alg = s->call.alg,
-                            .type = s->call.type, .op = s->call.op,
-                            .arghash = s->call.arghash, .status = status};
+    return (struct gas_co_note){.seq = s->call.seq, .coll = s->call.coll, .alg = s->call.alg,
+                                .type = s->call.type, .op = s->call.op,
+                                .arghash = s->call.arghash, .status = status};
+}
+
+void gas_co_chan_note(struct gas_co_sched *s, int p)
+{
+    struct gas_co_note n = call_note(s, GAS_OK);
     put_note(s->team, p, &n);
+}
+
+void gas_co_chan_note_failed(struct gas_co_sched *s)
+{
+    gas_co_chan_failed(s->team, s->call.seq);
+    if (s->failed_by_note)
+        return;   /* a relay: the failed member told everyone */
+    struct gas_co_note n = call_note(s, s->status);
+    note_failed_all(s->team, &n);
+}
+
+void gas_co_chan_revoke_cts(struct gas_co_sched *s)
+{
+    gas_team_t t = s->team;
+    if (s->cur >= s->nrounds)
+        return;
+    size_t lo = s->cur ? s->round_end[s->cur - 1] : 0, hi = s->round_end[s->cur];
+    for (size_t i = lo; i < hi; i++) {
+        const struct gas_co_op *o = &s->ops[i];
+        gas_tl_peer_t *peer;
+        if (o->kind != GAS_CO_RECV || !o->cts_posted || o->done == o->len ||
+            gas_tl_first_lost(&t->world[o->peer], 1) >= 0 ||
+            gas_co_peer(t, o->peer, &peer) != GAS_OK)
+            continue;
+        uint64_t zero = 0;
+        uint64_t at = t->poff[o->peer] + (uint64_t)((char *)&t->cts[t->rank] - t->base);
+        (void)gas_tl_put(peer, at, &zero, sizeof zero, NULL);   /* the entry's seq: none */
+    }
+}
+
+/* The error for s when member p's failure note n covers s's call. */
+static gas_status_t relayed_failure(const struct gas_co_sched *s, int p,
+                                    const struct gas_co_note *n)
+{
+    gas_team_t t = s->team;
+    const char *did = "failed in its", *how = "";
+    if (n->refused) {
+        did = "refused its";
+        how = " for its arguments";
+    } else if (n->status == GAS_ERR_TIMEOUT) {
+        did = "gave up on its";
+        how = " after waiting GAS_TIMEOUT for the other members";
+    }
+    char name[48] = "";
+    const char *c = gas_coll_name((gas_coll_t)n->coll);
+    if (n->seq == s->call.seq)   /* (a note covering s by its span names a later call) */
+        snprintf(name, sizeof name, " (gas_%s)", c ? c : "?");
+    return gas_rt_error((gas_status_t)n->status, s->callname,
+                        "rank %d %s collective #%u%s on a team of %d%s (%s; that rank's error "
+                        "says why), so this rank's part cannot complete",
+                        t->world[p], did, s->call.seq, name, t->size, how,
+                        gas_strerror((gas_status_t)n->status));
 }
 
 int gas_co_chan_check_notes(struct gas_co_sched *s)
@@ -446,25 +520,20 @@ int gas_co_chan_check_notes(struct gas_co_sched *s)
     for (int i = 0; i < 2 * t->size; i++) {
         int p = i / 2;
         struct gas_co_note n;
-        if (!read_note(t, i, &n) || n.seq != s->call.seq)
+        if (!read_note(t, i, &n) || n.seq - s->call.seq > n.span)
             continue;   /* empty, torn, or another call (an old note, or a later call) */
         struct gas_co_hdr h = {.seq = n.seq, .coll = n.coll, .alg = n.alg, .type = n.type,
                                .op = n.op, .arghash = n.arghash};
-        /* (a refused call's note has no algorithm or argument hash to compare) */
-        const char *why = n.refused ? NULL : differs(s, &h);
+        /* (a refused call's note has no algorithm or argument hash to compare,
+         * and one that covers s's call by its span describes a later call) */
+        const char *why = n.refused || n.seq != s->call.seq ? NULL : differs(s, &h);
         gas_status_t st;
         if (why != NULL) {
             /* found here first hand: this rank's failure notes go out too */
             st = mismatch_as(s, p, &h, n.status == GAS_OK ? "waits for this rank in"
                                                           : "failed in", why);
         } else if (n.status < 0 && n.status >= GAS_ERR_INTERNAL) {
-            const char *c = gas_coll_name((gas_coll_t)n.coll);
-            st = gas_rt_error((gas_status_t)n.status, s->callname,
-                              "rank %d %s collective #%u (gas_%s) on a team of %d%s (%s; that "
-                              "rank's error says why), so this rank's part cannot complete",
-                              t->world[p], n.refused ? "refused its" : "failed in its", n.seq,
-                              c ? c : "?", t->size, n.refused ? " for its arguments" : "",
-                              gas_strerror((gas_status_t)n.status));
+            st = relayed_failure(s, p, &n);
             s->failed_by_note = 1;   /* a relay: the failed rank told everyone */
         } else {
             continue;   /* the same call, waiting: no news */

@@ -67,6 +67,9 @@ _Static_assert(sizeof(struct gas_co_hdr) == GAS_CO_HDR_BYTES, "chunk header size
  * other arguments (a reduce with another root, a gather against a scatter)
  * then reports the mismatch, and one in the same call waiting for the
  * failed member fails too, instead of both waiting until GAS_TIMEOUT.
+ * A failure note also covers the writer's failed calls just before it
+ * (span), so a member that is late by several calls (the writer timed out
+ * in each) still learns of the one it is in.
  * check (a hash of the rest, never 0) tells a whole note from a torn or
  * empty one.
  */
@@ -76,7 +79,8 @@ struct gas_co_note {
     uint32_t arghash;
     int32_t status;      /* GAS_OK: waiting; else how the writer's call failed */
     uint32_t check;
-    uint32_t refused;    /* the writer's call was refused before it started (its arguments) */
+    uint16_t refused;    /* the writer's call was refused before it started (its arguments) */
+    uint16_t span;       /* failed: so did its calls seq - span .. seq - 1 (same status) */
 };
 _Static_assert(sizeof(struct gas_co_note) == 24, "wait note size");
 
@@ -124,6 +128,7 @@ struct gas_team {
     uint32_t failed_seq[8];       /* the last collectives that failed or were refused here, */
     uint32_t nfailed;             /* whose late chunks later calls throw away (any: the team's
                                      end check says nothing) */
+    struct gas_co_note last_fail; /* the last failure note this rank wrote (check 0: none) */
     uint64_t *quiesce;
     struct gas_co_cts *cts;       /* in the slot: where peers want my next message */
     struct gas_co_note *notes;    /* in the slot: 2 per team rank: the call it waits in, its last failed one */
@@ -202,6 +207,8 @@ struct gas_co_sched {
     struct gas_co_sched *next; /* in the team's queue */
     int queued, nonblocking;
     int failed_by_note;       /* a peer's note failed it: no notes of its failure go out */
+    unsigned polls;           /* waits and tests so far (a probe every PROBE_EVERY) */
+    uint64_t probe_at;        /* when to probe the members waited for (gas_tl_probe_due) */
 };
 
 /* A new schedule for one call on team t (NULL when out of memory: raised). */
@@ -241,8 +248,15 @@ void gas_co_chan_flush_credits(struct gas_co_sched *s);
 int gas_co_chan_probe(struct gas_co_sched *s);
 /* Collective seq failed (or was refused) on this rank: its late chunks are thrown away. */
 void gas_co_chan_failed(gas_team_t t, uint32_t seq);
-/* Write s's note into team rank p's slot: waiting for p (GAS_OK), or failed with status. */
-void gas_co_chan_note(struct gas_co_sched *s, int p, gas_status_t status);
+/* Write s's wait note into team rank p's slot: s waits for p. */
+void gas_co_chan_note(struct gas_co_sched *s, int p);
+/*
+ * s failed here (s->status): its late chunks are thrown away from now on,
+ * and, unless a peer's note failed it, every member gets its failure note.
+ */
+void gas_co_chan_note_failed(struct gas_co_sched *s);
+/* Stop a sender from putting straight into a receive of s that will not complete (best effort). */
+void gas_co_chan_revoke_cts(struct gas_co_sched *s);
 /*
  * This rank's call of collective coll on t was refused before it started
  * (status: its arguments): it still counts as the team's next collective,
@@ -253,7 +267,8 @@ void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_
 /*
  * Compare the notes peers wrote here with s's call: a peer in the same call
  * with other arguments fails s with GAS_ERR_INVALID (a mismatch), a peer
- * whose same call failed fails s with that peer's status.  1 when s failed.
+ * whose same call failed (or timed out) fails s with that peer's status.
+ * 1 when s failed.
  */
 int gas_co_chan_check_notes(struct gas_co_sched *s);
 /*

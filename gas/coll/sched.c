@@ -18,6 +18,7 @@
 #include "alloc/arena_fast.h"
 #include "runtime/wait.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,23 +189,36 @@ static int op_done(const struct gas_co_op *o)
     return o->done == o->len && (o->len > 0 || o->started);
 }
 
+/*
+ * End s, which failed (s->status): it moves nothing more, no sender is left
+ * told to put into its buffers, and the members still waiting in this call
+ * learn of it (gas_co_chan_check_notes).
+ */
+static void end_failed(struct gas_co_sched *s)
+{
+    gas_co_chan_revoke_cts(s);
+    gas_co_chan_note_failed(s);
+    s->done = 1;
+}
+
 /* Advance s as far as it goes now; returns how many steps were made. */
 static int sched_step(struct gas_co_sched *s)
 {
     int moved = 0;
     while (!s->done) {
-        if (s->status != GAS_OK || s->cur == s->nrounds) {
-            if (s->status != GAS_OK) {
-                gas_co_chan_failed(s->team, s->call.seq);
-                /* members still waiting in this call learn of it (gas_co_chan_check_notes) */
-                for (int p = 0; p < s->team->size && !s->failed_by_note; p++)
-                    gas_co_chan_note(s, p, s->status);
-            }
+        if (s->status != GAS_OK) {
+            end_failed(s);
+            return moved + 1;
+        }
+        if (s->cur == s->nrounds) {
             s->done = 1;
             return moved + 1;
         }
         size_t lo = s->cur ? s->round_end[s->cur - 1] : 0, hi = s->round_end[s->cur];
         if (!s->round_started) {
+            /* a member that already failed, refused or gave up on this call fails it here */
+            if (s->cur == 0 && gas_co_chan_check_notes(s))
+                continue;
             if (s->cur == 0 && s->quiet_first) {
                 gas_status_t st = gas_tl_quiet_all(s->callname);
                 if (st != GAS_OK) {
@@ -276,6 +290,53 @@ static int team_pump(gas_team_t t)
     return moved;
 }
 
+/* Take t's executor for this thread (another one runs it only briefly). */
+static void team_lock(gas_team_t t)
+{
+    while (__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+static void team_unlock(gas_team_t t)
+{
+    __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Take s out of its team's queue, wherever it is (the executor held). */
+static void unlink_sched(gas_team_t t, struct gas_co_sched *s)
+{
+    struct gas_co_sched **pp = &t->qhead, *prev = NULL;
+    while (*pp != s) {
+        prev = *pp;
+        pp = &prev->next;
+    }
+    *pp = s->next;
+    if (t->qtail == s)
+        t->qtail = prev;
+    s->queued = 0;
+}
+
+/*
+ * The call that owns s returns (s done, or failed): free s.  A failed
+ * schedule still queued ends first and leaves the queue: mid-way at its
+ * head, or behind earlier schedules (then it never started).  Either way it
+ * touches no buffer of the call after this, and its members are told.
+ */
+static void release(struct gas_co_sched *s)
+{
+    if (s->queued) {   /* (out of the queue its team may be gone: not touched) */
+        gas_team_t t = s->team;
+        team_lock(t);
+        if (s->queued) {
+            if (!s->done)
+                end_failed(s);
+            unlink_sched(t, s);
+        }
+        team_unlock(t);
+    }
+    gas_co_sched_free(s);
+}
+
 static void enqueue(struct gas_co_sched *s)
 {
     gas_team_t t = s->team;
@@ -301,12 +362,6 @@ int gas_co_progress_all(void)
     return moved;
 }
 
-struct run_wait {
-    struct gas_co_sched *s;
-    unsigned polls;
-    uint64_t probe_at;   /* when to probe the members waited for (probe_waited) */
-};
-
 /* Probe the members whose messages or credits the team's running schedule
  * still waits for in its current round (gas_tl_probe): a silent one off this
  * node is then declared dead, and the wait fails instead of hanging.  Each
@@ -326,24 +381,29 @@ static void probe_waited(gas_team_t t)
         gas_tl_probe(t->world[o->peer]);
         if (!o->noted) {
             o->noted = 1;
-            gas_co_chan_note(h, o->peer, GAS_OK);
+            gas_co_chan_note(h, o->peer);
         }
     }
     gas_co_chan_check_notes(h);
 }
 
-static int run_cond(void *arg)
+/*
+ * One look at s for a wait or a test: run its team's queue, and learn of
+ * what keeps s from completing (a member's call that differs, seen ahead; a
+ * member's note that it failed, refused or gave up on this call; a lost
+ * member), which fails s.  The polling state stays in s across gas_test
+ * calls.  1 when s is done or failed.
+ */
+static int poll_sched(struct gas_co_sched *s)
 {
-    struct run_wait *w = arg;
-    struct gas_co_sched *s = w->s;
     if (s->done && !s->queued)
         return 1;   /* out of its team's queue: the team may be gone (destroyed) */
     team_pump(s->team);
     if (s->done)
         return 1;
-    if (++w->polls % PROBE_EVERY == 0 && s->team->qhead == s && !s->team->busy)
+    if (++s->polls % PROBE_EVERY == 0 && s->team->qhead == s && !s->team->busy)
         gas_co_chan_probe(s);
-    if (gas_tl_probe_due(&w->probe_at))
+    if (gas_tl_probe_due(&s->probe_at))
         probe_waited(s->team);
     if (s->status == GAS_OK && gas_co_lost_member(s->team) >= 0) {
         const char *c = gas_coll_name((gas_coll_t)s->call.coll);
@@ -354,11 +414,15 @@ static int run_cond(void *arg)
     return s->status != GAS_OK;
 }
 
-/* Wait until s is done (it stays allocated). */
+static int run_cond(void *arg)
+{
+    return poll_sched(arg);
+}
+
+/* Wait until s is done or failed (it stays allocated); GAS_ERR_TIMEOUT when it is neither. */
 static gas_status_t wait_done(struct gas_co_sched *s)
 {
-    struct run_wait w = {s, 0, 0};
-    if (run_cond(&w))
+    if (poll_sched(s))
         return GAS_OK;
     gas_team_t t = s->team;
     char what[160];
@@ -366,7 +430,7 @@ static gas_status_t wait_done(struct gas_co_sched *s)
     snprintf(what, sizeof what, "collective #%u (gas_%s, %s) on a team of %d: the other members",
              s->call.seq, c ? c : "?", gas_co_alg_name((gas_coll_t)s->call.coll, s->call.alg),
              t->size);
-    gas_status_t st = gas_rt_wait(run_cond, &w, GAS_RT_WATCH_SEGMENT, s->callname, what);
+    gas_status_t st = gas_rt_wait(run_cond, s, GAS_RT_WATCH_SEGMENT, s->callname, what);
     if (st != GAS_OK && s->status == GAS_OK)
         return st;
     return GAS_OK;
@@ -382,15 +446,10 @@ gas_status_t gas_co_run(struct gas_co_sched *s)
     }
     enqueue(s);
     gas_status_t st = wait_done(s);
-    if (st == GAS_OK)
-        st = s->status;
-    if (s->status != GAS_OK && s->queued)
-        team_pump(s->team);   /* failed while waiting: ends it (and tells the members) */
-    if (s->queued) {
-        /* timed out: the team is unusable; keep the schedule for its peers' sake */
-        return st;
-    }
-    gas_co_sched_free(s);
+    if (st != GAS_OK && s->status == GAS_OK)
+        s->status = st;   /* timed out: the call fails here, and its members are told */
+    st = s->status;
+    release(s);
     return st;
 }
 
@@ -421,19 +480,21 @@ static gas_status_t complete_handle(struct gas_op *op, int block, int *done_p)
     if (block) {
         gas_status_t st = wait_done(s);
         if (st == GAS_ERR_TIMEOUT)
-            return st;   /* the handle stays valid */
+            return st;   /* the handle stays valid: the collective goes on */
+        if (st != GAS_OK && s->status == GAS_OK)
+            s->status = st;
     } else if (!s->done || s->queued) {
         /* (a schedule out of the queue is not pumped: gas_team_destroy may
          * have completed it and freed its team before this wait/test) */
         gas_rt_progress();
-        team_pump(s->team);
+        poll_sched(s);
     }
-    if (!s->done || s->queued) {
+    if (!s->done && s->status == GAS_OK) {
         *done_p = 0;
         return GAS_OK;
     }
     gas_status_t st = s->status;
-    gas_co_sched_free(s);
+    release(s);
     *done_p = 1;
     return st;
 }
