@@ -74,8 +74,10 @@ void gas_rt_abort(int code, const char *msg)
     if (gas_rt_abort_hook)
         gas_rt_abort_hook(code, msg);
     char buf[900];
-    int n = snprintf(buf, sizeof buf, "[gas r%d] job aborted: %s\n", gas_rt_log_rank_,
-                     msg ? msg : "");
+    int n = gas_rt_log_rank_ >= 0
+                ? snprintf(buf, sizeof buf, "[gas r%d] job aborted: %s\n", gas_rt_log_rank_,
+                           msg ? msg : "")
+                : snprintf(buf, sizeof buf, "[gas] job aborted: %s\n", msg ? msg : "");
     if (n > 0) {
         ssize_t w = write(STDERR_FILENO, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf);
         (void)w;

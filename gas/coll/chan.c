@@ -10,6 +10,8 @@
  *   then             cts[dst]: where team rank dst wants my next message to it
  *   then             notes[2 src]: the call team rank src waits in (struct gas_co_note),
  *                    notes[2 src + 1]: the last of its calls that failed
+ *   then             failnotes: how many failure notes were written here (each
+ *                    writer adds 1 after its note, with put_signal)
  *   data_off ...     one mailbox of mbox_bytes per source rank, cut into
  *                    nchunks chunks of chunk_bytes (a 32-byte header, then
  *                    payload)
@@ -49,7 +51,7 @@ uint64_t gas_co_chan_geometry(gas_team_t t)
 {
     uint64_t P = (uint64_t)t->size;
     uint64_t ctl = 16 * P + 8 * GAS_CO_QUIESCE_ROUNDS + P * sizeof(struct gas_co_cts) +
-                   2 * P * sizeof(struct gas_co_note);
+                   2 * P * sizeof(struct gas_co_note) + 8;
     uint64_t data_off = (ctl + 63) / 64 * 64;
     uint64_t room = gas_co_scratch > data_off ? gas_co_scratch - data_off : 0;
     uint64_t mbox = room / P / 64 * 64;
@@ -71,6 +73,7 @@ void gas_co_chan_attach(gas_team_t t)
     t->quiesce = t->credit + P;
     t->cts = (struct gas_co_cts *)(void *)(t->quiesce + GAS_CO_QUIESCE_ROUNDS);
     t->notes = (struct gas_co_note *)(void *)(t->cts + P);
+    t->failnotes = (uint64_t *)(void *)(t->notes + 2 * P);
 }
 
 static uint64_t mbox_off(gas_team_t t, int src, uint64_t k)
@@ -420,7 +423,13 @@ static void put_note(gas_team_t t, int p, struct gas_co_note *n)
     n->check = note_check(n);
     struct gas_co_note *slot = &t->notes[2 * t->rank + (n->status != GAS_OK)];
     uint64_t at = t->poff[p] + (uint64_t)((char *)slot - t->base);
-    (void)gas_tl_put(peer, at, n, sizeof *n, NULL);   /* best effort: only a diagnosis */
+    /* best effort: only a diagnosis; a failure note also counts itself there */
+    if (n->status == GAS_OK)
+        (void)gas_tl_put(peer, at, n, sizeof *n, NULL);
+    else
+        (void)gas_tl_put_signal(peer, at, n, sizeof *n,
+                                t->poff[p] + (uint64_t)((char *)t->failnotes - t->base), 1,
+                                GAS_SIGNAL_ADD, NULL);
 }
 
 /*
@@ -542,6 +551,28 @@ int gas_co_chan_check_notes(struct gas_co_sched *s)
         return 1;
     }
     return 0;
+}
+
+/* Whether a failure note here names a call after `seq` (it may cover a later call). */
+static int failure_note_ahead(gas_team_t t, uint32_t seq)
+{
+    for (int p = 0; p < t->size; p++) {
+        struct gas_co_note n;
+        if (read_note(t, 2 * p + 1, &n) && n.seq != seq && n.seq - seq < 0x80000000u)
+            return 1;
+    }
+    return 0;
+}
+
+int gas_co_chan_check_failures(struct gas_co_sched *s)
+{
+    gas_team_t t = s->team;
+    uint64_t c = __atomic_load_n(t->failnotes, __ATOMIC_ACQUIRE);
+    if (c == t->failnotes_seen && !t->failnotes_ahead)
+        return 0;   /* no failure note came since the last look, and none was for later */
+    t->failnotes_seen = c;
+    t->failnotes_ahead = failure_note_ahead(t, s->call.seq);
+    return gas_co_chan_check_notes(s);
 }
 
 int gas_co_chan_probe(struct gas_co_sched *s)

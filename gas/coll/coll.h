@@ -132,6 +132,9 @@ struct gas_team {
     uint64_t *quiesce;
     struct gas_co_cts *cts;       /* in the slot: where peers want my next message */
     struct gas_co_note *notes;    /* in the slot: 2 per team rank: the call it waits in, its last failed one */
+    uint64_t *failnotes;          /* in the slot: failure notes written there (peers add 1 each) */
+    uint64_t failnotes_seen;      /* *failnotes at the last look (gas_co_chan_check_failures) */
+    int failnotes_ahead;          /* a failure note seen then named a later call */
     gas_tl_peer_t **peers;
     uint32_t seq;             /* collectives started on this team */
     /* node structure: node index of each member, nodes listed by first member */
@@ -271,6 +274,12 @@ void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_
  * 1 when s failed.
  */
 int gas_co_chan_check_notes(struct gas_co_sched *s);
+/*
+ * The same at the start of s, where only failure notes matter (a member
+ * already failed, refused or gave up on s's call): O(1) unless a failure
+ * note came since the last look, or one seen then named a later call.
+ */
+int gas_co_chan_check_failures(struct gas_co_sched *s);
 /*
  * After a barrier that every member of t entered with its collectives on t
  * complete (gas_team_destroy's last one, gas_finalize's): a chunk that

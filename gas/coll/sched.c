@@ -217,7 +217,7 @@ static int sched_step(struct gas_co_sched *s)
         size_t lo = s->cur ? s->round_end[s->cur - 1] : 0, hi = s->round_end[s->cur];
         if (!s->round_started) {
             /* a member that already failed, refused or gave up on this call fails it here */
-            if (s->cur == 0 && gas_co_chan_check_notes(s))
+            if (s->cur == 0 && gas_co_chan_check_failures(s))
                 continue;
             if (s->cur == 0 && s->quiet_first) {
                 gas_status_t st = gas_tl_quiet_all(s->callname);
