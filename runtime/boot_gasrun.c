@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -83,30 +84,46 @@ static gas_status_t gasrun_kv_get(int rank, const char *key, void **val_p, size_
                : gas_rt_error(GAS_ERR_BOOTSTRAP, "bootstrap kv_get", "unexpected reply %u", type);
 }
 
+/* A wait of gas_init's (the waits of libgas proper are not set up yet). */
+struct boot_wait {
+    uint64_t start, timeout, warn;   /* GAS_TIMEOUT, GAS_STALL_WARN (0: never) */
+    int warned;
+};
+
+static struct boot_wait boot_wait_begin(void)
+{
+    return (struct boot_wait){gas_rt_now_ns(), gas_rt_config_ns(GAS_CFG_TIMEOUT),
+                              gas_rt_config_ns(GAS_CFG_STALL_WARN), 0};
+}
+
 /*
- * Wait until the boot socket has something to read.  Warns once after
- * GAS_STALL_WARN; after GAS_TIMEOUT (0: never) fails with GAS_ERR_TIMEOUT.
- * `what` names the wait in both messages.
+ * Still waiting for `what`: warns once after GAS_STALL_WARN, and after
+ * GAS_TIMEOUT fails with GAS_ERR_TIMEOUT (raised), naming it in both.
  */
+static gas_status_t boot_wait_check(struct boot_wait *w, const char *what)
+{
+    uint64_t waited = gas_rt_now_ns() - w->start;
+    if (w->timeout && waited >= w->timeout)
+        return gas_rt_error(GAS_ERR_TIMEOUT, "gas_init", "waited %.1f s (GAS_TIMEOUT) for %s",
+                            (double)waited / 1e9, what);
+    if (w->warn && !w->warned && waited >= w->warn) {
+        gas_log_warn("boot", "gas_init has waited %.0f s for %s", (double)waited / 1e9, what);
+        w->warned = 1;
+    }
+    return GAS_OK;
+}
+
+/* Wait until the boot socket has something to read (boot_wait_check's limits). */
 static gas_status_t await_reply(const char *what)
 {
-    uint64_t timeout = gas_rt_config_ns(GAS_CFG_TIMEOUT);
-    uint64_t warn = gas_rt_config_ns(GAS_CFG_STALL_WARN);
-    uint64_t start = gas_rt_now_ns();
-    int warned = 0;
+    struct boot_wait w = boot_wait_begin();
     for (;;) {
         struct pollfd pfd = {.fd = boot_fd, .events = POLLIN};
         if (poll(&pfd, 1, 100) > 0)
             return GAS_OK; /* data, EOF or an error: the read says which */
-        uint64_t waited = gas_rt_now_ns() - start;
-        if (timeout && waited >= timeout)
-            return gas_rt_error(GAS_ERR_TIMEOUT, "gas_init",
-                                "waited %.1f s (GAS_TIMEOUT) for %s", (double)waited / 1e9, what);
-        if (warn && !warned && waited >= warn) {
-            gas_log_warn("boot", "gas_init has waited %.0f s for %s", (double)waited / 1e9,
-                         what);
-            warned = 1;
-        }
+        gas_status_t st = boot_wait_check(&w, what);
+        if (st != GAS_OK)
+            return st;
     }
 }
 
@@ -162,10 +179,8 @@ static void gasrun_fini(void)
  */
 static gas_status_t wait_all_joined(uint32_t nranks)
 {
-    uint64_t timeout = gas_rt_config_ns(GAS_CFG_TIMEOUT);
-    uint64_t warn = gas_rt_config_ns(GAS_CFG_STALL_WARN);
-    uint64_t start = gas_rt_now_ns(), nap_us = 1000;
-    int warned = 0;
+    struct boot_wait w = boot_wait_begin();
+    uint64_t nap_us = 1000;
     for (;;) {
         void *bits = NULL;
         size_t len = 0;
@@ -184,18 +199,11 @@ static gas_status_t wait_all_joined(uint32_t nranks)
         free(bits);
         if (n == 0)
             return GAS_OK;
-        uint64_t waited = gas_rt_now_ns() - start;
-        if (timeout && waited >= timeout)
-            return gas_rt_error(GAS_ERR_TIMEOUT, "gas_init",
-                                "waited %.1f s (GAS_TIMEOUT) for %u of %u ranks to call gas_init; "
-                                "not arrived: rank%s %s", (double)waited / 1e9, n, nranks,
-                                n == 1 ? "" : "s", missing);
-        if (warn && !warned && waited >= warn) {
-            gas_log_warn("boot", "gas_init has waited %.0f s for %u of %u ranks to call gas_init; "
-                         "not arrived: rank%s %s", (double)waited / 1e9, n, nranks,
-                         n == 1 ? "" : "s", missing);
-            warned = 1;
-        }
+        char what[320];
+        snprintf(what, sizeof what, "%u of %u ranks to call gas_init; not arrived: rank%s %s", n,
+                 nranks, n == 1 ? "" : "s", missing);
+        if ((st = boot_wait_check(&w, what)) != GAS_OK)
+            return st;
         usleep((useconds_t)nap_us);
         if (nap_us < 100000)
             nap_us *= 2;

@@ -89,10 +89,6 @@ void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn, void (*done)(void))
     atomic_store(&sleeper_done, done);
 }
 
-gas_rt_doorbell_t *gas_rt_own_doorbell(void)
-{
-    return own_bell;
-}
 
 void gas_rt_doorbell_set_nudge(gas_rt_doorbell_t *db, uint32_t ip, uint16_t port)
 {

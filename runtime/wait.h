@@ -149,9 +149,6 @@ void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn, void (*done)(void));
  */
 int gas_rt_doorbell_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t slice_ns);
 
-/* This rank's doorbell (set by gas_rt_wait_setup). */
-gas_rt_doorbell_t *gas_rt_own_doorbell(void);
-
 /*
  * Configure waits: this rank's doorbell and segment (to turn watched addresses
  * into offsets), the spin budget, the deadline and the stall warning, in ns.

@@ -558,7 +558,7 @@ static int failure_note_ahead(gas_team_t t, uint32_t seq)
 {
     for (int p = 0; p < t->size; p++) {
         struct gas_co_note n;
-        if (read_note(t, 2 * p + 1, &n) && n.seq != seq && n.seq - seq < 0x80000000u)
+        if (read_note(t, 2 * p + 1, &n) && (int32_t)(n.seq - seq) > 0)
             return 1;
     }
     return 0;

@@ -319,11 +319,9 @@ static inline void test_begin(const char *name)
         test_note("starting with %d rank(s), seed %" PRIu64, t_nranks, test_seed);
 }
 
-/* Collective: finalize and return the exit status of this rank. */
-static inline int test_end(void)
+/* This rank's exit status, said in a line (secs: how long the test ran). */
+static inline int test_result(double secs)
 {
-    double secs = test_elapsed();
-    CHECK_OK(gas_finalize());
     if (t_failures) {
         fprintf(stderr, "[%s rank %d/%d] FAILED: %ld failure(s), seed %" PRIu64 "\n", test_name,
                 t_rank, t_nranks, t_failures, test_seed);
@@ -332,6 +330,14 @@ static inline int test_end(void)
     if (t_rank == 0)
         test_note("passed in %.2f s", secs);
     return 0;
+}
+
+/* Collective: finalize and return the exit status of this rank. */
+static inline int test_end(void)
+{
+    double secs = test_elapsed();
+    CHECK_OK(gas_finalize());
+    return test_result(secs);
 }
 
 /* The layout of an array (a failure is fatal: nothing else can be checked). */

@@ -11,6 +11,49 @@
 
 #include "check.h"
 
+/*
+ * The last rank calls fn 3 s late; the others call it again while it times
+ * out (at most 20 times), calling after(timeouts so far) after each timeout.
+ * Rank 0 must have timed out at least once.  Returns fn's last status.
+ */
+static gas_status_t last_rank_late(const char *name, gas_status_t (*fn)(void),
+                                   void (*after)(int timeouts))
+{
+    int late = t_nranks - 1, timeouts = 0;
+    if (t_rank == late) {
+        if (t_nranks >= 2)
+            sleep(3);
+        return fn();
+    }
+    gas_status_t st = GAS_OK;
+    for (int tries = 0; tries < 20; tries++) {
+        st = fn();
+        if (st != GAS_ERR_TIMEOUT)
+            break;
+        after(++timeouts);
+    }
+    if (t_rank == 0)
+        CHECK(timeouts > 0, "%s never timed out waiting for late rank %d", name, late);
+    return st;
+}
+
+/* The first timeout of the barrier names the call and the rank awaited. */
+static void barrier_timed_out(int timeouts)
+{
+    if (timeouts == 1 && t_rank == 0) {
+        CHECK(strstr(gas_last_error(), "gas_barrier") != NULL &&
+                  strstr(gas_last_error(), "from rank") != NULL,
+              "timeout message names neither call nor rank: %s", gas_last_error());
+        test_note("as expected: %s", gas_last_error());
+    }
+}
+
+static void finalize_timed_out(int timeouts)
+{
+    (void)timeouts;
+    CHECK(gas_initialized(), "gas_finalize timed out but left the rank finalised");
+}
+
 int main(void)
 {
     setenv("GAS_TIMEOUT", "1s", 1);
@@ -32,29 +75,9 @@ int main(void)
     CHECK(waited > 0.5 && waited < 30, "gave up after %.2f s", waited);
     CHECK_OK(gas_barrier());
 
-    if (t_nranks >= 2) {
-        /* The last rank is 3 s late; the others time out, then retry until it arrives. */
-        int late = t_nranks - 1, timeouts = 0;
-        if (t_rank == late) {
-            sleep(3);
-            st = gas_barrier();
-        } else {
-            for (int tries = 0; tries < 20; tries++) {
-                st = gas_barrier();
-                if (st != GAS_ERR_TIMEOUT)
-                    break;
-                if (timeouts++ == 0 && t_rank == 0) {
-                    CHECK(strstr(gas_last_error(), "gas_barrier") != NULL &&
-                              strstr(gas_last_error(), "from rank") != NULL,
-                          "timeout message names neither call nor rank: %s", gas_last_error());
-                    test_note("as expected: %s", gas_last_error());
-                }
-            }
-            if (t_rank == 0)
-                CHECK(timeouts > 0, "rank 0 never timed out waiting for late rank %d", late);
-        }
-        CHECK_OK(st);
-    }
+    /* The last rank is 3 s late; the others time out, then retry until it arrives. */
+    if (t_nranks >= 2)
+        CHECK_OK(last_rank_late("gas_barrier", gas_barrier, barrier_timed_out));
     /* Later barriers and data still line up on every rank. */
     uint64_t v = (uint64_t)t_rank + 1, got = 0;
     CHECK_OK(gas_put(test_at(flags, (uint64_t)t_rank * 8), &v, 8));
@@ -67,31 +90,9 @@ int main(void)
     /* The last rank is 3 s late for gas_finalize: the others' finalize times
      * out, leaves them initialised, and a retry resumes it. */
     double secs = test_elapsed();
-    int late = t_nranks - 1, timeouts = 0;
-    if (t_rank == late) {
-        if (t_nranks >= 2)
-            sleep(3);
-        st = gas_finalize();
-    } else {
-        for (int tries = 0; tries < 20; tries++) {
-            st = gas_finalize();
-            if (st != GAS_ERR_TIMEOUT)
-                break;
-            timeouts++;
-            CHECK(gas_initialized(), "gas_finalize timed out but left the rank finalised");
-        }
-        if (t_rank == 0)
-            CHECK(timeouts > 0, "gas_finalize never timed out waiting for late rank %d", late);
-    }
+    st = last_rank_late("gas_finalize", gas_finalize, finalize_timed_out);
     CHECK(st == GAS_OK, "gas_finalize returned %d (%s): %s", (int)st, gas_strerror(st),
           gas_last_error());
     CHECK(!gas_initialized(), "still initialised after gas_finalize");
-    if (t_failures) {
-        fprintf(stderr, "[timeout rank %d/%d] FAILED: %ld failure(s)\n", t_rank, t_nranks,
-                t_failures);
-        return 1;
-    }
-    if (t_rank == 0)
-        test_note("passed in %.2f s", secs);
-    return 0;
+    return test_result(secs);
 }

@@ -31,32 +31,28 @@
 
 static gas_ptr_t base1, ctr, cas, sig, done1, done0;
 
-/* Outside the library until *word == want or IDLE_MAX_S passed; whether it came. */
-static int idle_sleeping(const uint64_t *word, uint64_t want)
+enum idle { SLEEPING, SPINNING };
+
+/* Outside the library, sleeping 10 ms at a time or spinning, until *word ==
+ * want or IDLE_MAX_S passed; whether it came. */
+static int idle_until(enum idle how, const uint64_t *word, uint64_t want)
 {
     double end = test_elapsed() + IDLE_MAX_S;
     while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != want && test_elapsed() < end) {
         struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
+        if (how == SLEEPING)
+            nanosleep(&ts, NULL);
     }
     return __atomic_load_n(word, __ATOMIC_ACQUIRE) == want;
 }
 
-static int idle_spinning(const uint64_t *word, uint64_t want)
-{
-    double end = test_elapsed() + IDLE_MAX_S;
-    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != want && test_elapsed() < end)
-        ;
-    return __atomic_load_n(word, __ATOMIC_ACQUIRE) == want;
-}
-
 /* Rank 1 idles outside the library while rank 0 works on it. */
-static void phase(const char *how, int (*idle)(const uint64_t *, uint64_t), int round)
+static void phase(const char *how, enum idle idle, int round)
 {
     MUST(gas_barrier());
     if (t_rank == 1) {
         double t0 = test_elapsed();
-        int came = idle(gas_ptr_local(done1), (uint64_t)round);
+        int came = idle_until(idle, gas_ptr_local(done1), (uint64_t)round);
         CHECK(came, "%s: rank 0 was not done after %.0f s outside the library (its operations "
               "waited for this rank to come back)", how, test_elapsed() - t0);
         /* The signal was stored after everything else rank 0 sent: acquire it
@@ -115,7 +111,7 @@ static void initiator_leaves(int round)
                GAS_ERR_AGAIN)
             CHECK_OK(gas_quiet()); /* back-pressure: nothing of it was taken */
         CHECK_OK(s);
-        int came = idle_spinning(gas_ptr_local(done0), (uint64_t)round);
+        int came = idle_until(SPINNING, gas_ptr_local(done0), (uint64_t)round);
         CHECK(came, "rank 1 did not see the signal while this rank computed for %.0f s outside "
               "the library (the sends waited for it to come back)", test_elapsed() - t0);
         CHECK_OK(gas_quiet());
@@ -152,8 +148,8 @@ int main(void)
     sig = test_at(arr, 2 * (uint64_t)DATA + 128 + 16);
     done1 = test_at(arr, 2 * (uint64_t)DATA + 128 + 24);
     done0 = test_at(arr, (uint64_t)DATA + 24); /* in rank 0's part */
-    phase("sleeping", idle_sleeping, 1);
-    phase("spinning", idle_spinning, 2);
+    phase("sleeping", SLEEPING, 1);
+    phase("spinning", SPINNING, 2);
     initiator_leaves(3);
     return test_end();
 }

@@ -65,34 +65,37 @@ static void pause_us(long us)
     nanosleep(&ts, NULL);
 }
 
-/* Phases 1 and 2: wait for the word at `off` of this rank to reach each
- * round, saying first that we are about to (locally or in the segment). */
+/* Phases 1 and 2: NWAIT threads wait for the word at `off` of this rank to
+ * reach each round, saying first that they are about to (in `arrived`, or,
+ * for a writer on the next rank, in this rank's W_READY word). */
 struct waiter {
     uint64_t off;
-    int remote_ready;
+    int remote;
     pthread_t th;
 };
+
+/* Count n more waits about to start (n covers all rounds when one gave up). */
+static void say_ready(const struct waiter *w, uint64_t n, int round)
+{
+    if (!w->remote) {
+        atomic_fetch_add(&arrived, (int)n);
+        return;
+    }
+    gas_status_t st = gas_atomic_add_u64(word_at(me, W_READY), n);
+    if (st != GAS_OK)
+        thread_fail("gas_atomic_add (ready)", round, st, 0);
+}
 
 static void *wait_rounds(void *arg)
 {
     struct waiter *w = arg;
     uint64_t *word = gas_ptr_local(word_at(me, w->off));
     for (int k = 1; k <= ROUNDS; k++) {
-        if (w->remote_ready) {
-            gas_status_t st = gas_atomic_add_u64(word_at(me, W_READY), 1);
-            if (st != GAS_OK)
-                thread_fail("gas_atomic_add (ready)", k, st, *word);
-        } else {
-            atomic_fetch_add(&arrived, 1);
-        }
+        say_ready(w, 1, k);
         gas_status_t st = gas_wait_until_u64(word, GAS_CMP_GE, (uint64_t)k);
         if (st != GAS_OK) {
             thread_fail("gas_wait_until", k, st, *(volatile uint64_t *)word);
-            /* The writer need not wait for us again. */
-            if (w->remote_ready)
-                (void)gas_atomic_add_u64(word_at(me, W_READY), (uint64_t)ROUNDS * NWAIT);
-            else
-                atomic_fetch_add(&arrived, ROUNDS * NWAIT);
+            say_ready(w, (uint64_t)ROUNDS * NWAIT, k); /* the writer need not wait for us again */
             return NULL;
         }
     }
@@ -113,65 +116,34 @@ static gas_status_t write_round(gas_ptr_t dst, int k)
     }
 }
 
-/* Phase 1: NWAIT threads wait on our word, this thread writes it. */
-static void phase1(void)
+/*
+ * Phase 1 (remote 0): NWAIT threads wait on our W_OWN word and this thread
+ * writes it.  Phase 2 (remote 1): they wait on our W_PEER word, and this
+ * thread writes the next rank's, once its waiters said they are ready.
+ */
+static void run_phase(int remote)
 {
     struct waiter w[NWAIT];
+    uint64_t off = remote ? W_PEER : W_OWN;
     for (int i = 0; i < NWAIT; i++) {
-        w[i] = (struct waiter){.off = W_OWN, .remote_ready = 0};
+        w[i] = (struct waiter){.off = off, .remote = remote};
         if (pthread_create(&w[i].th, NULL, wait_rounds, &w[i]) != 0)
             test_die("pthread_create");
     }
-    test_rng_t r = rng_make(me, 1);
-    gas_ptr_t dst = word_at(me, W_OWN);
+    int target = remote ? (me + 1) % P : me;
+    test_rng_t r = rng_make(me, remote ? 99 : 1);
+    gas_ptr_t dst = word_at(target, off), ready = word_at(target, W_READY);
     for (int k = 1; k <= ROUNDS; k++) {
         /* Until every waiter has started round k. */
-        while (atomic_load(&arrived) < k * NWAIT)
-            pause_us(20);
-        pause_us((long)rng_below(&r, 600));
-        gas_status_t st = write_round(dst, k);
-        if (st != GAS_OK) {
-            FAIL("round %d: writing the word: %s", k, gas_strerror(st));
-            break;
-        }
-    }
-    for (int i = 0; i < NWAIT; i++)
-        pthread_join(w[i].th, NULL);
-}
-
-/* Phase 2: NWAIT threads wait on our word; this thread writes the next
- * rank's. */
-static void *phase2_waiters(void *arg)
-{
-    (void)arg;
-    struct waiter w[NWAIT];
-    for (int i = 0; i < NWAIT; i++) {
-        w[i] = (struct waiter){.off = W_PEER, .remote_ready = 1};
-        if (pthread_create(&w[i].th, NULL, wait_rounds, &w[i]) != 0)
-            test_die("pthread_create");
-    }
-    for (int i = 0; i < NWAIT; i++)
-        pthread_join(w[i].th, NULL);
-    return NULL;
-}
-
-static void phase2(void)
-{
-    pthread_t th;
-    if (pthread_create(&th, NULL, phase2_waiters, NULL) != 0)
-        test_die("pthread_create");
-    int next = (me + 1) % P;
-    test_rng_t r = rng_make(me, 99);
-    gas_ptr_t dst = word_at(next, W_PEER), ready = word_at(next, W_READY);
-    for (int k = 1; k <= ROUNDS; k++) {
         for (int spins = 0;; spins++) {
-            uint64_t n = 0;
-            CHECK_OK(gas_atomic_fetch_u64(ready, &n));
+            uint64_t n = (uint64_t)atomic_load(&arrived);
+            if (remote)
+                CHECK_OK(gas_atomic_fetch_u64(ready, &n));
             if (n >= (uint64_t)k * NWAIT)
                 break;
             if (spins > 500000) {
-                FAIL("round %d: rank %d's waiters never got there (%" PRIu64 " of %d)", k, next, n,
-                     k * NWAIT);
+                FAIL("round %d: rank %d's waiters never got there (%" PRIu64 " of %d)", k, target,
+                     n, k * NWAIT);
                 goto out;
             }
             pause_us(20);
@@ -179,12 +151,13 @@ static void phase2(void)
         pause_us((long)rng_below(&r, 600));
         gas_status_t st = write_round(dst, k);
         if (st != GAS_OK) {
-            FAIL("round %d: writing rank %d's word: %s", k, next, gas_strerror(st));
+            FAIL("round %d: writing rank %d's word: %s", k, target, gas_strerror(st));
             break;
         }
     }
 out:
-    pthread_join(th, NULL);
+    for (int i = 0; i < NWAIT; i++)
+        pthread_join(w[i].th, NULL);
 }
 
 /* Phase 3: thread t puts block (t, k) to the next rank, then quiets. */
@@ -241,12 +214,12 @@ int main(void)
     memset(gas_ptr_local(word_at(me, 0)), 0, PART);
     MUST(gas_barrier());
 
-    phase1();
+    run_phase(0);
     CHECK(thread_failures == 0, "phase 1 (own writes): %ld waits failed", thread_failures);
     thread_failures = 0;
     MUST(gas_barrier());
 
-    phase2();
+    run_phase(1);
     CHECK(thread_failures == 0, "phase 2 (peer writes): %ld waits failed", thread_failures);
     thread_failures = 0;
     MUST(gas_barrier());

@@ -52,6 +52,7 @@
  */
 #include "transport/udp/udp.h"
 #include "transport/udp/ctrl.h"
+#include "alloc/segment.h"
 #include "runtime/clock.h"
 #include "runtime/log.h"
 #include "runtime/wait.h"
@@ -484,6 +485,38 @@ void gas_udp_progress_stop(void)
     g->pt_started = 0;
 }
 
+/*
+ * The one waiter asleep in the socket, in epoll set ep: it says so (a
+ * completion made by another thread, a timer set meanwhile or a wake-up
+ * datagram another thread read then pokes done_evfd), sleeps no later than
+ * `until` or the next timer (thread mode: holding the lease until a lease
+ * after that, with `lease`), and joins the doorbell for a condition on
+ * segment words, so that node-local writers wake it with a datagram.
+ * Whether it slept (cond did not hold).
+ */
+static int socket_sleep(struct gas_udp_state *g, int ep, int lease, gas_rt_cond_fn cond, void *arg,
+                        const void *watch, uint64_t now, uint64_t until)
+{
+    atomic_store(&g->sleeper_until, until);
+    atomic_store(&g->waiter_asleep, 1);
+    uint64_t next = atomic_load(&g->next_timer_ns);
+    if (next < until) {
+        until = next > now ? next : now;
+        atomic_store(&g->sleeper_until, until);
+    }
+    if (lease)
+        lease_take(g, until + lease_len(g));
+    if (watch != NULL)
+        gas_rt_doorbell_join(watch);
+    int slept = !cond(arg);
+    if (slept)
+        wait_events(ep, g->done_evfd, -1, now, until);
+    if (watch != NULL)
+        gas_rt_doorbell_leave(); /* before applying what woke us: no nudge to ourselves */
+    atomic_store(&g->waiter_asleep, 0); /* awake: completions need not poke us */
+    return slept;
+}
+
 /* Poll mode: identifies this thread as poll_leader. */
 static _Thread_local char poll_self;
 
@@ -523,23 +556,8 @@ static int poll_sleep(struct gas_udp_state *g, gas_rt_cond_fn cond, void *arg, c
         gas_rt_doorbell_sleep(follow_cond, &f, watch, until - now);
         return 1;
     }
-    uint64_t next = atomic_load(&g->next_timer_ns);
-    if (next < until)
-        until = next;
-    if (gas_udp_event_run(0) != 0 || until <= now)
-        return 1;
-    /* A condition on segment words joins the doorbell, so that node-local
-     * writers wake us with a datagram; a timer set meanwhile, a completion
-     * made by another thread or a datagram it read for us pokes done_evfd. */
-    atomic_store(&g->sleeper_until, until);
-    atomic_store(&g->waiter_asleep, 1);
-    if (watch != NULL)
-        gas_rt_doorbell_join(watch);
-    if (!cond(arg) && atomic_load(&g->next_timer_ns) >= until)
-        wait_events(g->epfd, g->done_evfd, -1, now, until);
-    if (watch != NULL)
-        gas_rt_doorbell_leave();
-    atomic_store(&g->waiter_asleep, 0);
+    if (gas_udp_event_run(0) == 0)
+        socket_sleep(g, g->epfd, 0, cond, arg, watch, now, until);
     return 1;
 }
 
@@ -551,7 +569,7 @@ void gas_udp_wait_done(void)
     atomic_store(&g->poll_leader, NULL);
     /* Followers count themselves on the doorbell before they look at
      * poll_leader: one that we do not see here sees it empty. */
-    gas_rt_doorbell_t *db = gas_rt_own_doorbell();
+    gas_rt_doorbell_t *db = &gas_al_seg_hdr(g->env.seg_base)->doorbell;
     if (atomic_load(&db->sleepers) != 0)
         gas_rt_doorbell_wake(db);
 }
@@ -581,32 +599,14 @@ int gas_udp_sleep(gas_rt_cond_fn cond, void *arg, const void *watch, uint64_t ma
     /* One waiter sleeps in the socket; every other one sleeps on the
      * doorbell (which the progress thread rings), and gives the socket back
      * to the progress thread unless the first one keeps it. */
-    int joins = watch != NULL;
     if (pthread_mutex_trylock(&g->sleep_lock) != 0) {
         if (!atomic_load(&g->waiter_asleep))
             lease_end(g, 1);
         return 0;
     }
     /* The waiter keeps the socket while it sleeps in it, handles what woke
-     * it, and runs the timers: it sleeps no later than the next one (and a
-     * timer set meanwhile pokes it).  A condition on segment words joins the
-     * doorbell: node-local writers wake it with a datagram. */
-    atomic_store(&g->sleeper_until, until);
-    atomic_store(&g->waiter_asleep, 1);
-    uint64_t next = atomic_load(&g->next_timer_ns);
-    if (next < until) {
-        until = next > now ? next : now;
-        atomic_store(&g->sleeper_until, until);
-    }
-    lease_take(g, until + lease_len(g));
-    if (joins)
-        gas_rt_doorbell_join(watch);
-    int slept = !cond(arg);
-    if (slept)
-        wait_events(g->wait_ep, g->done_evfd, -1, now, until);
-    if (joins)
-        gas_rt_doorbell_leave(); /* before applying what woke us: no nudge to ourselves */
-    atomic_store(&g->waiter_asleep, 0); /* awake: completions need not poke us */
+     * it, and runs the timers. */
+    int slept = socket_sleep(g, g->wait_ep, 1, cond, arg, watch, now, until);
     if (slept) {
         if (pthread_mutex_trylock(&g->rx_lock) == 0) {
             while (gas_udp_rx_batch() == GAS_UDP_BATCH)
