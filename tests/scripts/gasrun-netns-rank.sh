@@ -19,6 +19,9 @@ A=${NS[0]} B=${NS[1]}
 ln -s "$PWD/tests/scripts/netns-ssh.sh" "$TMPD/ssh"
 
 for how in KILL TERM; do
+    # Empty the output first: the poll below must not see the last round's
+    # lines before the new gasrun's redirection truncates the file.
+    : >"$TMPD/out"
     ip netns exec "$A" "$GASRUN" -n 2 --hosts "$B" --ppn 2 --launcher "$TMPD/ssh" \
         --rendezvous "${NS_ADDR[0]}" "$HANG" "$MARK" >"$TMPD/out" 2>"$TMPD/err" </dev/null &
     GPID=$!
