@@ -84,6 +84,10 @@ static uint64_t mbox_off(gas_team_t t, int src, uint64_t k)
 /* Describe a call for an error message. */
 static void describe(char *buf, size_t cap, uint32_t seq, int coll, int alg, int type, int op)
 {
+    if (coll == GAS_CO_DESTROY) {
+        snprintf(buf, cap, "gas_team_destroy (as the team's call #%u)", seq);
+        return;
+    }
     const char *c = gas_coll_name((gas_coll_t)coll);
     const char *a = gas_co_alg_name((gas_coll_t)coll, alg);
     snprintf(buf, cap, "collective #%u, gas_%s (%s, %s%s%s)", seq, c ? c : "?", a ? a : "?",
@@ -480,6 +484,14 @@ void gas_co_chan_note_failed(struct gas_co_sched *s)
     note_failed_all(s->team, &n);
 }
 
+void gas_co_chan_destroy_note(gas_team_t t, int left)
+{
+    struct gas_co_note n = {.seq = t->seq, .coll = GAS_CO_DESTROY,
+                            .refused = left ? GAS_CO_LEFT : 0};
+    for (int p = 0; p < t->size; p++)
+        put_note(t, p, &n);
+}
+
 void gas_co_chan_revoke_cts(struct gas_co_sched *s)
 {
     gas_team_t t = s->team;
@@ -513,7 +525,7 @@ static gas_status_t relayed_failure(const struct gas_co_sched *s, int p,
         how = " after waiting GAS_TIMEOUT for the other members";
     }
     char name[48] = "";
-    const char *c = gas_coll_name((gas_coll_t)n->coll);
+    const char *c = n->coll == GAS_CO_DESTROY ? "team_destroy" : gas_coll_name((gas_coll_t)n->coll);
     if (n->seq == s->call.seq)   /* (a note covering s by its span names a later call) */
         snprintf(name, sizeof name, " (gas_%s)", c ? c : "?");
     return gas_rt_error((gas_status_t)n->status, s->callname,
@@ -529,8 +541,22 @@ int gas_co_chan_check_notes(struct gas_co_sched *s)
     for (int i = 0; i < 2 * t->size; i++) {
         int p = i / 2;
         struct gas_co_note n;
-        if (!read_note(t, i, &n) || n.seq - s->call.seq > n.span)
-            continue;   /* empty, torn, or another call (an old note, or a later call) */
+        if (!read_note(t, i, &n))
+            continue;   /* empty or torn */
+        if (i % 2 == 0 && n.coll == GAS_CO_DESTROY) {
+            /* A member in gas_team_destroy numbered with this call or an earlier one
+             * (this rank made calls it did not): it waits for this rank there. */
+            if (n.refused == GAS_CO_LEFT || (int32_t)(s->call.seq - n.seq) < 0)
+                continue;
+            struct gas_co_hdr h = {.seq = n.seq, .coll = n.coll};
+            fail(s, mismatch_as(s, p, &h, "waits for this rank in",
+                                n.seq == s->call.seq ? ""
+                                                     : " (this rank made collective calls on "
+                                                       "the team that it did not make)"));
+            return 1;
+        }
+        if (n.seq - s->call.seq > n.span)
+            continue;   /* another call (an old note, or a later call) */
         struct gas_co_hdr h = {.seq = n.seq, .coll = n.coll, .alg = n.alg, .type = n.type,
                                .op = n.op, .arghash = n.arghash};
         /* (a refused call's note has no algorithm or argument hash to compare,

@@ -74,7 +74,7 @@ _Static_assert(sizeof(struct gas_co_hdr) == GAS_CO_HDR_BYTES, "chunk header size
  * empty one.
  */
 struct gas_co_note {
-    uint32_t seq;
+    uint32_t seq;         /* the writer's call number on the team (for destroy: t->seq) */
     uint8_t coll, alg, type, op;
     uint32_t arghash;
     int32_t status;      /* GAS_OK: waiting; else how the writer's call failed */
@@ -83,6 +83,15 @@ struct gas_co_note {
     uint16_t span;       /* failed: so did its calls seq - span .. seq - 1 (same status) */
 };
 _Static_assert(sizeof(struct gas_co_note) == 24, "wait note size");
+
+/*
+ * A wait note's coll for gas_team_destroy (not a gas_coll_t): a member
+ * whose destroy has waited GAS_TL_PROBE_AFTER_NS writes it, numbered with
+ * the team's next call, into every member's slot; refused = GAS_CO_LEFT
+ * when that destroy returned without ending the team.
+ */
+#define GAS_CO_DESTROY 0xff
+#define GAS_CO_LEFT 2
 
 /* The identity of one collective call, carried in every header. */
 struct gas_co_call {
@@ -258,6 +267,13 @@ void gas_co_chan_note(struct gas_co_sched *s, int p);
  * and, unless a peer's note failed it, every member gets its failure note.
  */
 void gas_co_chan_note_failed(struct gas_co_sched *s);
+/*
+ * gas_team_destroy on t waits for the other members: write its wait note
+ * into every member's slot (left = 0), or say that it returned with the
+ * team still live (left = 1), so a member waiting in a collective meanwhile
+ * reports the mismatch instead of waiting until GAS_TIMEOUT.
+ */
+void gas_co_chan_destroy_note(gas_team_t t, int left);
 /* Stop a sender from putting straight into a receive of s that will not complete (best effort). */
 void gas_co_chan_revoke_cts(struct gas_co_sched *s);
 /*
@@ -269,8 +285,9 @@ void gas_co_chan_revoke_cts(struct gas_co_sched *s);
 void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_t status);
 /*
  * Compare the notes peers wrote here with s's call: a peer in the same call
- * with other arguments fails s with GAS_ERR_INVALID (a mismatch), a peer
- * whose same call failed (or timed out) fails s with that peer's status.
+ * with other arguments, or in gas_team_destroy numbered with s's call or an
+ * earlier one, fails s with GAS_ERR_INVALID (a mismatch), a peer whose same
+ * call failed (or timed out) fails s with that peer's status.
  * 1 when s failed.
  */
 int gas_co_chan_check_notes(struct gas_co_sched *s);

@@ -531,16 +531,54 @@ struct quiesce_wait {
     int from;          /* world rank of the signal's sender */
     int lost;          /* the member given up on that ended the wait, or -1 */
     uint64_t probe_at; /* when to probe `from` next */
+    uint64_t *note_at; /* when to write the destroy's wait notes (the whole barrier's) */
+    int *noted;        /* they are written */
 };
 
-/* As the world barrier's round_arrived (gas/sync.c), for the team's last barrier. */
+/*
+ * As the world barrier's round_arrived (gas/sync.c), for the team's last
+ * barrier; once it has waited GAS_TL_PROBE_AFTER_NS, every member gets the
+ * destroy's wait note, so one waiting in a collective meanwhile fails.
+ */
 static int quiesce_arrived(void *arg)
 {
     struct quiesce_wait *w = arg;
     if (__atomic_load_n(w->word, __ATOMIC_ACQUIRE) >= 1)
         return 1;
+    if (!*w->noted && gas_tl_probe_due(w->note_at)) {
+        *w->noted = 1;
+        gas_co_chan_destroy_note(w->team, 0);
+    }
     w->lost = gas_tl_signal_missing(&w->probe_at, w->from, w->team->world, w->team->size);
     return w->lost >= 0;
+}
+
+/* gas_team_destroy's dissemination barrier on the quiesce counters (*noted: its wait notes went out). */
+static gas_status_t last_barrier(gas_team_t team, const char *call, int *noted)
+{
+    int P = team->size, me = team->rank;
+    uint64_t note_at = 0;
+    for (int k = 0, dist = 1; dist < P; k++, dist <<= 1) {
+        int to = (me + dist) % P, from = team->world[(me - dist % P + P) % P];
+        gas_tl_peer_t *peer;
+        gas_status_t st = gas_co_peer(team, to, &peer);
+        if (st != GAS_OK)
+            return st;
+        gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = 1,
+                          .offset = team->poff[to] + 8 * (2 * (uint64_t)P + (uint64_t)k)};
+        st = gas_tl_amo(peer, &a, NULL);
+        if (st < 0)
+            return st;
+        struct quiesce_wait w = {&team->quiesce[k], team, from, -1, 0, &note_at, noted};
+        char what[96];
+        snprintf(what, sizeof what, "round %d of the team's last barrier (from rank %d)", k,
+                 from);
+        if ((st = gas_rt_wait(quiesce_arrived, &w, w.word, call, what)) != GAS_OK)
+            return st;
+        if (w.lost >= 0)
+            return gas_co_lost_error(team, call, "the team's last barrier");
+    }
+    return GAS_OK;
 }
 
 int gas_co_lost_member(gas_team_t t)
@@ -576,26 +614,11 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
     /* Every message of the team is complete before any member's signal below. */
     if ((st = gas_tl_quiet_all(call)) != GAS_OK)
         return st;
-    int P = team->size, me = team->rank;
-    for (int k = 0, dist = 1; dist < P; k++, dist <<= 1) {
-        int to = (me + dist) % P;
-        gas_tl_peer_t *peer;
-        if ((st = gas_co_peer(team, to, &peer)) != GAS_OK)
-            return st;
-        gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = 1,
-                          .offset = team->poff[to] + 8 * (2 * (uint64_t)P + (uint64_t)k)};
-        st = gas_tl_amo(peer, &a, NULL);
-        if (st < 0)
-            return st;
-        struct quiesce_wait w = {&team->quiesce[k], team, team->world[(me - dist % P + P) % P],
-                                 -1, 0};
-        char what[96];
-        snprintf(what, sizeof what, "round %d of the team's last barrier (from rank %d)", k,
-                 team->world[(me - dist % P + P) % P]);
-        if ((st = gas_rt_wait(quiesce_arrived, &w, w.word, call, what)) != GAS_OK)
-            return st;
-        if (w.lost >= 0)
-            return gas_co_lost_error(team, call, "the team's last barrier");
+    int noted = 0;
+    if ((st = last_barrier(team, call, &noted)) != GAS_OK) {
+        if (noted)   /* the team stays: members must not take the old note for a wait */
+            gas_co_chan_destroy_note(team, 1);
+        return st;
     }
     st = gas_tl_quiet_all(call);
     /* Every member's messages have arrived: one never received shows a mismatch. */

@@ -26,6 +26,16 @@
  *             after gives the right sums on every rank; then an allgatherv
  *             whose counts differ on that rank (same total) must fail there
  *             and return GAS_OK nowhere with wrongly cut blocks.
+ *   destroy   (2+ ranks) on a team of every rank, one rank calls
+ *             gas_team_destroy while the others call a collective that
+ *             waits for it (an allreduce, a barrier, a broadcast from it, an
+ *             allreduce after a call refused on every rank but it, so its
+ *             destroy is numbered with an earlier call): every other rank's
+ *             call fails with GAS_ERR_INVALID within 10 s (GAS_TIMEOUT=20s:
+ *             never GAS_TIMEOUT) and some rank's error names
+ *             gas_team_destroy; then the others destroy the team too, and
+ *             every destroy returns (GAS_OK, or GAS_ERR_INVALID reporting
+ *             what it found); a world allreduce after it is right.
  *   finalize  (exactly 2 ranks) rank 0 alone broadcasts on the world team;
  *             rank 1's gas_finalize must return GAS_ERR_INVALID saying so,
  *             rank 0's GAS_OK.
@@ -203,6 +213,62 @@ static void refused_mode(void)
     }
 }
 
+enum { DESTROYS = 4 };
+static const char *const destroy_name[DESTROYS] = {
+    "allreduce", "team barrier", "broadcast from the destroying rank",
+    "allreduce after a call the destroying rank did not make"};
+
+/* Case c of destroy_mode on team t, for a rank that is not the destroying team rank d. */
+static gas_status_t call_against_destroy(int c, gas_team_t t, int d)
+{
+    int64_t v[4] = {1, 2, 3, 4}, out[4];
+    switch (c) {
+    case 0:
+        return gas_allreduce(t, out, v, 4, GAS_INT64, GAS_OP_SUM);
+    case 1:
+        return gas_team_barrier(t);
+    case 2:
+        return gas_broadcast(t, v, 4, GAS_INT64, d);
+    default:
+        /* refused here (root out of range): a call the destroying rank never makes */
+        if (gas_broadcast(t, v, 4, GAS_INT64, gas_team_size(t) + 5) != GAS_ERR_RANK)
+            FAIL("the refused broadcast was not refused");
+        return gas_allreduce(t, out, v, 4, GAS_INT64, GAS_OP_SUM);
+    }
+}
+
+static void destroy_mode(void)
+{
+    int me = t_rank, n = t_nranks;
+    for (int c = 0; c < DESTROYS; c++) {
+        gas_team_t t;
+        MUST(gas_team_split_strided(GAS_TEAM_WORLD, 0, 1, n, &t));
+        int d = c % n;   /* the destroying rank (team rank = world rank here) */
+        int64_t named = 0;
+        if (me != d) {
+            double t0 = test_elapsed();
+            gas_status_t st = call_against_destroy(c, t, d);
+            double took = test_elapsed() - t0;
+            named = st != GAS_OK && strstr(gas_last_error(), "gas_team_destroy") != NULL;
+            CHECK(st == GAS_ERR_INVALID && took < 10,
+                  "%s against rank %d's gas_team_destroy: %s after %.1f s (%s)", destroy_name[c],
+                  d, gas_strerror(st), took, st == GAS_OK ? "" : gas_last_error());
+            if (st != GAS_OK)
+                test_note("%s: %s", destroy_name[c], gas_last_error());
+        }
+        gas_status_t end = gas_team_destroy(t);
+        CHECK(end == GAS_OK || end == GAS_ERR_INVALID, "%s: gas_team_destroy: %s (%s)",
+              destroy_name[c], gas_strerror(end), end == GAS_OK ? "" : gas_last_error());
+        int64_t any = 0, one = 1, count = 0;
+        CHECK_OK(gas_allreduce(GAS_TEAM_WORLD, &any, &named, 1, GAS_INT64, GAS_OP_SUM));
+        CHECK_OK(gas_allreduce(GAS_TEAM_WORLD, &count, &one, 1, GAS_INT64, GAS_OP_SUM));
+        CHECK(any > 0 || n == 1, "%s: no rank's error named gas_team_destroy", destroy_name[c]);
+        CHECK(count == n, "%s: the world allreduce after it gave %lld", destroy_name[c],
+              (long long)count);
+        MUST(gas_barrier());
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "team";
@@ -214,6 +280,10 @@ int main(int argc, char **argv)
             return 77;
         }
         team_mode();
+        return test_end();
+    }
+    if (strcmp(mode, "destroy") == 0) {
+        destroy_mode();
         return test_end();
     }
     if (strcmp(mode, "refused") == 0) {
