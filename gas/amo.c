@@ -49,7 +49,7 @@ GAS_EXPORT gas_status_t gas_amo(gas_amo_op_t op, unsigned width, gas_ptr_t p, ui
     gas_tl_comp_t comp = {.pending = 1};
     st = gas_tl_amo(peer, &a, &comp);
     if (st == GAS_INPROGRESS)
-        return gas_gs_comp_wait(&comp, "gas_amo");
+        return gas_gs_comp_finish(&comp, "gas_amo");
     gas_rt_tick();
     return st;
 }

@@ -114,6 +114,13 @@ struct gas_op {
 
 /* Wait until comp->pending is 0 and return its status (a failure is raised for call). */
 gas_status_t gas_gs_comp_wait(gas_tl_comp_t *comp, const char *call);
+/*
+ * The same for a call that returns with comp (a blocking get, atomic or
+ * strided transfer): when the wait fails with operations still pending
+ * (GAS_TIMEOUT), the transports forget them, so nothing of the caller's
+ * (comp, destinations, results) is written after it returns.
+ */
+gas_status_t gas_gs_comp_finish(gas_tl_comp_t *comp, const char *call);
 /* The status of a completed comp, raising a failure the transport stored. */
 gas_status_t gas_gs_comp_status(gas_tl_comp_t *comp, const char *call);
 

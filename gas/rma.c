@@ -32,6 +32,16 @@ gas_status_t gas_gs_comp_wait(gas_tl_comp_t *comp, const char *call)
     return gas_gs_comp_status(comp, call);
 }
 
+gas_status_t gas_gs_comp_finish(gas_tl_comp_t *comp, const char *call)
+{
+    if (atomic_load_explicit(&comp->pending, memory_order_acquire) == 0)
+        return gas_gs_comp_status(comp, call);
+    gas_status_t st = gas_gs_comp_wait(comp, call);
+    if (atomic_load_explicit(&comp->pending, memory_order_acquire) != 0)
+        gas_tl_forget(comp);   /* gave up (GAS_TIMEOUT): nothing may land after the return */
+    return st;
+}
+
 /* Validate and issue every piece; pieces that return INPROGRESS are counted in comp. */
 static gas_status_t xfer(const char *call, enum xfer_kind kind, gas_ptr_t gp, void *buf,
                          size_t n, gas_tl_comp_t *comp)
@@ -81,9 +91,9 @@ GAS_EXPORT gas_status_t gas_get(void *dst, gas_ptr_t src, size_t nbytes)
 {
     gas_tl_comp_t comp = {0};
     gas_status_t st = xfer("gas_get", XFER_GET, src, dst, nbytes, &comp);
-    if (st != GAS_OK)
-        return st;
-    return gas_gs_comp_wait(&comp, "gas_get");
+    /* (pieces issued before a failing one are finished, or forgotten, first) */
+    gas_status_t wst = gas_gs_comp_finish(&comp, "gas_get");
+    return st != GAS_OK ? st : wst;
 }
 
 GAS_EXPORT gas_status_t gas_put_nbi(gas_ptr_t dst, const void *src, size_t nbytes)
@@ -113,8 +123,8 @@ static gas_status_t start_nb(const char *call, enum xfer_kind kind, gas_ptr_t gp
         return st;
     }
     if (st != GAS_OK) {
-        /* Pieces already in flight: finish them before reporting the error. */
-        gas_gs_comp_wait(&op->comp, call);
+        /* Pieces already in flight: finish (or forget) them before reporting the error. */
+        gas_gs_comp_finish(&op->comp, call);
         free(op);
         return st;
     }

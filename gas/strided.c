@@ -54,7 +54,7 @@ static gas_status_t strided(const char *call, int dir, gas_ptr_t gp, char *buf,
             left -= pc.len;
         }
     }
-    gas_status_t wst = gas_gs_comp_wait(&comp, call);
+    gas_status_t wst = gas_gs_comp_finish(&comp, call);
     return st != GAS_OK ? st : wst;
 }
 

@@ -403,6 +403,15 @@ GAS_EXPORT gas_status_t gas_memory_stats(gas_mem_stats_t *stats_p);
  * must lie inside one allocation (else GAS_ERR_BOUNDS, nothing transferred),
  * or, for gas_alloc memory, inside its owner's segment (see Global pointers).
  * nbytes == 0 is a no-op that succeeds without looking at the pointers.
+ *
+ * A blocking call that gives up waiting (GAS_ERR_TIMEOUT, GAS_TIMEOUT set and
+ * a peer late or stopped) writes nothing of the caller's after it returns: a
+ * late answer to gas_get, gas_iget or a fetching atomic (gas_amo and the
+ * typed gas_atomic_fetch_* calls) is dropped.  The request itself may still
+ * take effect at the target once the peer serves it (a put lands, an atomic
+ * is applied; its fetched value is lost).  The buffers of _nbi operations
+ * and of _nb handles belong to the runtime until a gas_quiet or gas_wait on
+ * them succeeds; a gas_wait that times out leaves the handle valid.
  */
 
 typedef struct gas_op *gas_handle_t;     /* an explicit-handle operation */

@@ -223,6 +223,13 @@ gas_status_t gas_tl_quiet_all(const char *call)
     return GAS_OK;
 }
 
+void gas_tl_forget(gas_tl_comp_t *comp)
+{
+    for (size_t i = 0; i < NREG; i++)
+        if (active[i] && registry[i]->forget)
+            registry[i]->forget(comp);
+}
+
 int gas_tl_first_lost(const int *ranks, int n)
 {
     if (gas_udp_dead_count() == 0)

@@ -115,6 +115,15 @@ struct gas_tl_ops {
      * failures are raised for `call`, the API call that quiets (gas_quiet,
      * gas_barrier, a collective...). */
     gas_status_t (*quiet)(const char *call);
+    /*
+     * The caller gives up on the operations counted in comp (its wait for
+     * them failed, e.g. GAS_TIMEOUT) and is about to return: once this
+     * returns, the transport writes neither comp nor those operations'
+     * buffers (a get's destination, a fetching atomic's result).  The
+     * operations themselves may still take effect at their targets.  NULL
+     * when every operation completes within its call.
+     */
+    void (*forget)(gas_tl_comp_t *comp);
     /* Drive outstanding work; returns how many events were handled. */
     int (*progress)(void);
     /*
@@ -125,6 +134,9 @@ struct gas_tl_ops {
     void (*disconnect)(gas_tl_peer_t *peer);
     void (*fini)(void);
 };
+
+/* Every active transport's forget(comp) (see the ops table). */
+void gas_tl_forget(gas_tl_comp_t *comp);
 
 /* Bring up the transports; publishes this rank's addresses through the bootstrap. */
 struct gas_rt_boot;

@@ -312,6 +312,7 @@ const struct gas_tl_ops gas_rdma_ops = {
     .put_signal = gas_rdma_put_signal,
     .fence = gas_rdma_fence,
     .quiet = gas_rdma_quiet,
+    .forget = gas_rdma_forget,
     .progress = gas_rdma_progress,
     .stats = rdma_stats,
     .disconnect = rdma_disconnect,

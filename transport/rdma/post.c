@@ -24,6 +24,7 @@
 #include "runtime/log.h"
 #include "runtime/wait.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,8 @@ static void op_finish(gas_rdma_peer_t *p, struct gas_rdma_op *op)
             gas_tl_comp_fail(op->comp, (gas_status_t)op->status, p->rank);
         atomic_fetch_sub_explicit(&op->comp->pending, 1, memory_order_release);
         free(op);
+    } else if (op->orphan) {
+        free(op);
     } else {
         __atomic_store_n(&op->done, 1, __ATOMIC_RELEASE); /* a synchronous waiter frees it */
     }
@@ -88,6 +91,54 @@ static void peer_note_error(gas_rdma_peer_t *p, gas_status_t st, const char *msg
 static gas_status_t wc_to_status(enum gas_vb_wc_status s)
 {
     return s == GAS_VB_WC_REM_ACCESS_ERR ? GAS_ERR_BOUNDS : GAS_ERR_PEER;
+}
+
+extern const struct gas_tl_ops gas_udp_ops;
+
+/* Forget comp's operations to p (peer locked): results are dropped, the operations end unseen. */
+static void forget_on(gas_rdma_peer_t *p, gas_tl_comp_t *comp)
+{
+    for (unsigned i = 0; i < p->nqp; i++)
+        for (unsigned k = 0; p->qp[i].wrs && k < p->qp_max; k++) {
+            struct gas_rdma_wr *w = &p->qp[i].wrs[k];
+            if (w->op && w->op->comp == comp)
+                w->dst = NULL;
+        }
+    for (struct gas_rdma_redo *e = p->redo; e; e = e->next)
+        if (e->op && e->op->comp == comp)
+            e->dst = NULL;
+    /* (every reference to an operation of comp is one of those two) */
+    for (unsigned i = 0; i < p->nqp; i++)
+        for (unsigned k = 0; p->qp[i].wrs && k < p->qp_max; k++) {
+            struct gas_rdma_op *op = p->qp[i].wrs[k].op;
+            if (op && op->comp == comp) {
+                op->comp = NULL;
+                op->orphan = 1;
+            }
+        }
+    for (struct gas_rdma_redo *e = p->redo; e; e = e->next)
+        if (e->op && e->op->comp == comp) {
+            e->op->comp = NULL;
+            e->op->orphan = 1;
+        }
+}
+
+void gas_rdma_forget(gas_tl_comp_t *comp)
+{
+    struct gas_rdma_state *g = &gas_rdma_g;
+    for (int r = 0; g->peers && r < g->env.nranks; r++) {
+        gas_rdma_peer_t *p = atomic_load(&g->peers[r]);
+        if (p == NULL)
+            continue;
+        pthread_mutex_lock(&p->lock);
+        forget_on(p, comp);
+        pthread_mutex_unlock(&p->lock);
+        /* An entry redo_requests took before this is being issued over udp
+         * with comp: once it is issued, udp's forget below reaches it. */
+        while (atomic_load(&p->redoing))
+            sched_yield();
+    }
+    gas_udp_ops.forget(comp);
 }
 
 /* Keep a failed request for its redo over udp (peer locked); 0, or -1 without memory. */

@@ -106,7 +106,7 @@ struct gas_rdma_op {
     gas_tl_comp_t *comp;
     uint32_t remaining;       /* work requests not completed */
     int status;
-    int done;                 /* for synchronous waits without comp */
+    int done;                 /* for synchronous waits without comp */    int orphan;               /* its caller gave up on it (forget): freed when it ends */
 };
 
 struct gas_rdma_qp {
@@ -150,6 +150,7 @@ typedef struct gas_rdma_peer {
     int rx_cut;
     /* after a failure: requests to redo over udp, and the cut's answer */
     struct gas_rdma_redo *redo, **redo_tail;
+    _Atomic int redoing;            /* redo_requests is issuing an entry it took (forget waits) */
     _Atomic int cut_done;
     uint32_t cut_next;
     /* failure raised by the next quiet */
@@ -190,6 +191,9 @@ static inline char *gas_rdma_mbox_slot(char *mbox, int nranks, int src, uint32_t
     return mbox + (uint64_t)nranks * 8 +
            ((uint64_t)src * GAS_RDMA_MBOX_SLOTS + seq % GAS_RDMA_MBOX_SLOTS) * GAS_RDMA_MBOX_SLOT_LEN;
 }
+
+/* The ops table's forget (post.c): the operations of comp write nothing more of the caller's. */
+void gas_rdma_forget(gas_tl_comp_t *comp);
 
 /* ---- conn.c ---- */
 /* The peer state for rank, made on first need. */

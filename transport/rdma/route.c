@@ -150,13 +150,18 @@ static void redo_requests(gas_rdma_peer_t *p, const char *call)
         struct gas_rdma_redo *next = e->next;
         pthread_mutex_lock(&p->lock); /* the operation's poster may still be at its end */
         gas_tl_comp_t *comp = e->op ? e->op->comp : NULL;
+        void *dst = e->dst;   /* NULL once its caller gave up on it (gas_rdma_forget) */
         if (comp)
             atomic_fetch_add_explicit(&comp->pending, 1, memory_order_relaxed);
+        atomic_fetch_add(&p->redoing, 1);   /* a forget now waits until it is issued */
         pthread_mutex_unlock(&p->lock);
-        gas_status_t st = e->kind == REDO_PUT
-                              ? gas_udp_ops.put(p->udp, e->off, e->data, e->len, comp)
-                              : gas_udp_ops.get(p->udp, e->dst, e->off, e->len, comp);
+        gas_status_t st = GAS_OK;
+        if (e->kind == REDO_PUT)
+            st = gas_udp_ops.put(p->udp, e->off, e->data, e->len, comp);
+        else if (dst)
+            st = gas_udp_ops.get(p->udp, dst, e->off, e->len, comp);
         udp_for(p, comp, st);
+        atomic_fetch_sub(&p->redoing, 1);
         pthread_mutex_lock(&p->lock);
         if (st < 0 && comp == NULL && p->err_status == GAS_OK) {
             p->err_status = st;

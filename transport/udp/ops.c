@@ -331,6 +331,29 @@ static gas_status_t udp_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_c
     return st;
 }
 
+/* ---- giving up on a caller's operations ---- */
+
+/* Forget every operation of comp on every channel: their answers still
+ * drain (and complete them), but write nothing of the caller's. */
+static void udp_forget(gas_tl_comp_t *comp)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    for (int r = 0; r < g->env.nranks; r++) {
+        struct gas_udp_chan *ch = atomic_load(&g->chans[r]);
+        if (ch == NULL)
+            continue;
+        pthread_mutex_lock(&ch->lock);
+        for (uint32_t i = 0; i < ch->ops_cap; i++) {
+            struct gas_udp_op *op = &ch->ops[i];
+            if (op->kind != OP_FREE && op->comp == comp) {
+                op->comp = NULL;
+                op->dst = NULL;
+            }
+        }
+        pthread_mutex_unlock(&ch->lock);
+    }
+}
+
 /* ---- ordering ---- */
 
 static gas_status_t udp_fence(void)
@@ -472,6 +495,7 @@ const struct gas_tl_ops gas_udp_ops = {
     .put_signal = udp_put_signal,
     .fence = udp_fence,
     .quiet = udp_quiet,
+    .forget = udp_forget,
     .progress = gas_udp_progress,
     .stats = udp_stats,
     .disconnect = udp_disconnect,
