@@ -654,6 +654,9 @@ GAS_EXPORT gas_status_t gas_team_translate(gas_team_t from, int rank, gas_team_t
  * Collective over the team: free it after every member has finished its
  * collectives on it (pending non-blocking ones are completed first).  The
  * world team cannot be destroyed (GAS_ERR_INVALID).  GAS_TEAM_NULL is a no-op.
+ * Members waiting in a collective on the team that this rank did not call
+ * fail with GAS_ERR_INVALID naming gas_team_destroy (after about 0.2 s);
+ * this rank waits until they destroy the team too (or GAS_TIMEOUT).
  */
 GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
 
@@ -692,7 +695,8 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
  * makes its peers fail with GAS_ERR_INVALID naming both calls (where a message
  * between them shows it) instead of corrupting memory.  A mismatch that lets
  * every call complete (a broadcast whose root differs between ranks, a call
- * only some ranks make) leaves a message nobody read: gas_team_destroy, and
+ * only some ranks make) leaves a message nobody read: the team's later calls
+ * throw it away (they are not affected), and gas_team_destroy, and
  * gas_finalize for the teams still live, then return GAS_ERR_INVALID
  * naming it ("found at its end") on the ranks that hold one and saw no
  * failed collective on that team, and the

@@ -125,11 +125,12 @@ static const char *differs(const struct gas_co_sched *s, const struct gas_co_hdr
     const struct gas_co_call *c = &s->call;
     if (h->seq != c->seq || h->coll != c->coll)
         return "";
+    /* (different counts may also have chosen different algorithms: they are the cause) */
+    if (h->type != c->type || h->op != c->op || h->arghash != c->arghash)
+        return " (with different count, type, op or root)";
     if (h->alg != c->alg)
         return " (the ranks chose different algorithms: check GAS_COLL_* and "
                "gas_coll_set_algorithm on every rank)";
-    if (h->type != c->type || h->op != c->op || h->arghash != c->arghash)
-        return " (with different count, type, op or root)";
     return NULL;
 }
 
@@ -290,16 +291,28 @@ void gas_co_chan_failed(gas_team_t t, uint32_t seq)
     t->failed_seq[t->nfailed++ % 8] = seq;
 }
 
-/* Is h a chunk of a collective that failed or was refused here (not s's own call)? */
+/* Did collective seq fail (or was it refused) here? */
+static int failed_here(gas_team_t t, uint32_t seq)
+{
+    unsigned n = t->nfailed < 8 ? t->nfailed : 8;
+    for (unsigned i = 0; i < n; i++)
+        if (t->failed_seq[i] == seq)
+            return 1;
+    return 0;
+}
+
+/*
+ * Is h a chunk that no call of this rank will take: one of an earlier call
+ * than `current` (calls run in order, so that call has ended here: it
+ * failed, or it completed without taking it, a mismatch), or of a failed
+ * one?  Later calls throw such chunks away, so one mismatch does not fail
+ * every later call on the team.
+ */
 static int stale(gas_team_t t, const struct gas_co_hdr *h, uint32_t current)
 {
     if (h->seq == current)
         return 0;
-    unsigned n = t->nfailed < 8 ? t->nfailed : 8;
-    for (unsigned i = 0; i < n; i++)
-        if (t->failed_seq[i] == h->seq)
-            return 1;
-    return 0;
+    return (int32_t)(h->seq - current) < 0 || failed_here(t, h->seq);
 }
 
 /* Consume chunk t->recvd[src] (header h) without delivering it. */
@@ -326,6 +339,10 @@ int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o)
     struct gas_co_hdr h;
     memcpy(&h, chunk, sizeof h);
     if (stale(t, &h, s->call.seq)) {
+        if (t->left_from < 0 && !failed_here(t, h.seq)) {   /* kept for the team's end check */
+            t->left = h;
+            t->left_from = t->world[src];
+        }
         discard(s, src, &h);
         return 1;
     }
@@ -390,8 +407,15 @@ gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
         return GAS_OK;
     struct gas_co_hdr h;
     for (int p = 0; p < t->size; p++) {
-        if (!unread_chunk(t, p, &h))
+        int from;
+        if (unread_chunk(t, p, &h)) {
+            from = t->world[p];
+        } else if (p == 0 && t->left_from >= 0) {   /* one a later call threw away */
+            h = t->left;
+            from = t->left_from;
+        } else {
             continue;
+        }
         char theirs[160];
         describe(theirs, sizeof theirs, h.seq, h.coll, h.alg, h.type, h.op);
         return gas_rt_error(GAS_ERR_INVALID, call,
@@ -400,7 +424,7 @@ gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
                             "members' calls differed (another root, another collective, or a "
                             "call this rank did not make), so results of the team's last "
                             "collectives may be wrong",
-                            t->size, t->world[p], theirs);
+                            t->size, from, theirs);
     }
     /* No chunk shows it, but a member's part of a call failed after this rank's completed. */
     for (int p = 0; p < t->size; p++) {

@@ -138,6 +138,9 @@ struct gas_team {
     uint32_t nfailed;             /* whose late chunks later calls throw away (any: the team's
                                      end check says nothing) */
     struct gas_co_note last_fail; /* the last failure note this rank wrote (check 0: none) */
+    struct gas_co_hdr left;       /* the first chunk thrown away of a call that ended here */
+    int left_from;                /* without taking it, and its sender's world rank (-1:
+                                     none): evidence for the team's end check */
     uint64_t *quiesce;
     struct gas_co_cts *cts;       /* in the slot: where peers want my next message */
     struct gas_co_note *notes;    /* in the slot: 2 per team rank: the call it waits in, its last failed one */

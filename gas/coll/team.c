@@ -156,6 +156,7 @@ static gas_status_t team_alloc(const char *call, const int *members, int n, int 
         return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a team");
     t->size = n;
     t->rank = me;
+    t->left_from = -1;
     t->world = malloc((size_t)n * sizeof *t->world);
     t->poff = calloc((size_t)n, sizeof *t->poff);
     t->sent = calloc(5 * (size_t)n, sizeof *t->sent);

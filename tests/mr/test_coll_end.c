@@ -36,6 +36,16 @@
  *             gas_team_destroy; then the others destroy the team too, and
  *             every destroy returns (GAS_OK, or GAS_ERR_INVALID reporting
  *             what it found); a world allreduce after it is right.
+ *   recover   (3+ ranks) a mismatch that completes on some rank must not
+ *             break the team's later calls: on a team of every rank, a
+ *             reduce to team rank 0 whose count is doubled on team rank 1 (so
+ *             it also picks another algorithm), or a broadcast from team rank
+ *             0 while the others allreduce; then five correct allreduces
+ *             must give the right sum on every rank (a chunk of the
+ *             mismatched call, left unread where that call completed, used
+ *             to fail every later call), some rank must report the mismatch
+ *             (its call, or its gas_team_destroy "found at its end"), and a
+ *             count mismatch must not be blamed on the algorithms.
  *   finalize  (exactly 2 ranks) rank 0 alone broadcasts on the world team;
  *             rank 1's gas_finalize must return GAS_ERR_INVALID saying so,
  *             rank 0's GAS_OK.
@@ -269,6 +279,49 @@ static void destroy_mode(void)
     }
 }
 
+enum { RECOVERS = 2, RCOUNT = 4096 };
+static const char *const recover_name[RECOVERS] = {
+    "reduce with a doubled count on team rank 1", "broadcast against allreduce"};
+
+static void recover_mode(void)
+{
+    int me = t_rank, n = t_nranks;
+    static int64_t src[2 * RCOUNT], dst[2 * RCOUNT];
+    for (int c = 0; c < RECOVERS; c++) {
+        gas_team_t t;
+        MUST(gas_team_split_strided(GAS_TEAM_WORLD, 0, 1, n, &t));
+        int tr = gas_team_rank(t);
+        gas_status_t st;
+        if (c == 0)
+            st = gas_reduce(t, dst, src, tr == 1 ? 2 * RCOUNT : RCOUNT, GAS_INT64, GAS_OP_SUM, 0);
+        else
+            st = tr == 0 ? gas_broadcast(t, src, 8, GAS_INT64, 0)
+                         : gas_allreduce(t, dst, src, 8, GAS_INT64, GAS_OP_SUM);
+        int64_t reported = st != GAS_OK;
+        if (st != GAS_OK) {
+            test_note("%s: %s", recover_name[c], gas_last_error());
+            CHECK(st == GAS_ERR_INVALID, "%s: %s", recover_name[c], gas_strerror(st));
+            CHECK(c != 0 || strstr(gas_last_error(), "different algorithms") == NULL,
+                  "%s: a count mismatch blamed on the algorithms: %s", recover_name[c],
+                  gas_last_error());
+        }
+        for (int k = 0; k < 5; k++) {
+            int64_t v = me + 1, sum = 0;
+            CHECK_OK(gas_allreduce(t, &sum, &v, 1, GAS_INT64, GAS_OP_SUM));
+            CHECK(sum == (int64_t)n * (n + 1) / 2, "%s: allreduce %d after it gave %lld",
+                  recover_name[c], k + 1, (long long)sum);
+        }
+        gas_status_t end = gas_team_destroy(t);
+        CHECK(end == GAS_OK || end == GAS_ERR_INVALID, "%s: gas_team_destroy: %s",
+              recover_name[c], gas_strerror(end));
+        reported += end == GAS_ERR_INVALID;
+        int64_t any = 0;
+        CHECK_OK(gas_allreduce(GAS_TEAM_WORLD, &any, &reported, 1, GAS_INT64, GAS_OP_SUM));
+        CHECK(any > 0, "%s: no rank reported the mismatch", recover_name[c]);
+        MUST(gas_barrier());
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "team";
@@ -280,6 +333,15 @@ int main(int argc, char **argv)
             return 77;
         }
         team_mode();
+        return test_end();
+    }
+    if (strcmp(mode, "recover") == 0) {
+        if (t_nranks < 3) {
+            printf("skipped: needs 3 ranks or more\n");
+            gas_finalize();
+            return 77;
+        }
+        recover_mode();
         return test_end();
     }
     if (strcmp(mode, "destroy") == 0) {
