@@ -66,8 +66,12 @@ static int parse_scaled(const char *text, int is_time, uint64_t *num_p, const ch
         else if (strcasecmp(end, "ms") == 0) scale = 1e6;
         else if (strcasecmp(end, "us") == 0) scale = 1e3;
         else if (strcasecmp(end, "ns") == 0) scale = 1;
-        else if (strcasecmp(end, "m") == 0 || strcasecmp(end, "min") == 0) scale = 60e9;
-        else { *why_p = "unknown time unit (use s, ms, us, ns or min)"; return -1; }
+        else if (strcasecmp(end, "min") == 0) scale = 60e9;
+        /* Sizes read m as MiB, so a bare m is refused rather than taken as minutes. */
+        else if (strcasecmp(end, "m") == 0) {
+            *why_p = "ambiguous unit 'm' (write min for minutes or ms for milliseconds)";
+            return -1;
+        } else { *why_p = "unknown time unit (use s, ms, us, ns or min)"; return -1; }
     } else {
         char u = (char)tolower((unsigned char)*end);
         const char *rest = *end ? end + 1 : end;
@@ -141,7 +145,7 @@ int gas_rt_config_parse(enum gas_rt_config_type type, const char *choices, const
         int t = choice_index("y|yes|1|on|true", text);
         int f = choice_index("n|no|0|off|false", text);
         if (t < 0 && f < 0) {
-            *why_p = "not a boolean (use y/yes/1/on or n/no/0/off)";
+            *why_p = "not a boolean (use y/yes/1/on/true or n/no/0/off/false, any case)";
             return -1;
         }
         *num_p = t >= 0;

@@ -3,9 +3,10 @@
  *
  * GAS_CONFIG_ROW(ID, TYPE, DEFAULT, CHOICES, DOC)
  *   ID       the variable is GAS_<ID>
- *   TYPE     SIZE (bytes, k/m/g/t/p suffixes; CHOICES, if set, is a word that means 0),
- *            UINT, BOOL (y/yes/1/on, n/no/0/off),
- *            TIME (seconds; s/ms/us/ns suffixes), ENUM (one of CHOICES, "a|b|c"), STRING,
+ *   TYPE     SIZE (bytes, k/m/g/t/p/e suffixes; CHOICES, if set, is a word that means 0),
+ *            UINT, BOOL (y/yes/1/on/true, n/no/0/off/false; any case),
+ *            TIME (seconds; s/ms/us/ns/min suffixes, bare m refused),
+ *            ENUM (one of CHOICES, "a|b|c", any case), STRING,
  *            RATIO (a fraction: 0.05 or 5%; read as parts per million)
  *   DEFAULT  the value as a user would write it
  * The parser, `gas-info` and docs/config.md are generated from this list.
@@ -73,7 +74,7 @@ GAS_CONFIG_ROW(TEST_NODE_SIZE, UINT, "0", NULL,
 GAS_CONFIG_ROW(PROGRESS, ENUM, "thread", "thread|poll",
                "Who serves incoming udp requests: a progress thread per rank that sleeps in epoll when idle (thread), or only the rank's own library calls (poll; see docs/udp.md for the trade-offs).")
 GAS_CONFIG_ROW(STATS, BOOL, "n", NULL,
-               "At gas_finalize every rank prints its per-peer counters (datagrams, bytes, retransmits, duplicates, bad datagrams), one line per peer.")
+               "At gas_finalize every rank prints its per-peer counters (datagrams, bytes, retransmits, duplicates, bad datagrams, round trip), one line per peer (a peer over shm: a line saying it has none, since shared memory sends nothing), then the totals of its udp socket (and rdma), bad datagrams from strangers included.")
 GAS_CONFIG_ROW(UDP_IFACE, STRING, "", NULL,
                "Network interface whose IPv4 address the udp transport binds (default: the first UP non-loopback interface with one, else 127.0.0.1).")
 GAS_CONFIG_ROW(UDP_PORT, UINT, "0", NULL,

@@ -19,12 +19,14 @@
  * --compare is in bench_compare.c.
  *
  * --tune FILE measures every algorithm at 8 B .. 1 MiB (x8 steps) and writes
- * the fastest per size as tuning-table rows for this job's rank count; the
+ * the fastest per size as tuning-table rows for this job's rank count (with
+ * --coll, only the listed collectives' rows are replaced); the
  * choice only changes when another algorithm is more than 5% faster, so
  * noise between equivalent algorithms does not make rules.
  */
 #include "gas-bench.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -487,11 +489,23 @@ static void size_text(size_t v, char *buf, size_t cap)
         snprintf(buf, cap, "%zu", v);
 }
 
-/* Keep FILE's lines except rows for this rank count and node shape. */
-static char *kept_rows(const char *file, int n, const char *nodes)
+/* Is `line` a "# measured by gas-bench --tune on N ranks" heading for n ranks? */
+static int tune_heading(const char *line, int n)
+{
+    static const char head[] = "# measured by gas-bench --tune on ";
+    return strncmp(line, head, sizeof head - 1) == 0 && atoi(line + sizeof head - 1) == n;
+}
+
+/*
+ * FILE's lines less the rows this run replaces: those for exactly this rank
+ * count and node shape, of the measured collectives (colls; NULL: all).  A
+ * heading of an earlier --tune on this rank count goes with its rows: it is
+ * kept only while one of the rows right below it is.
+ */
+static char *kept_rows(const char *file, int n, const char *nodes, const char *colls)
 {
     FILE *f = fopen(file, "r");
-    char *out = NULL, line[512];
+    char *out = NULL, line[512], heading[512] = "";
     size_t len = 0;
     FILE *m = open_memstream(&out, &len);
     if (m == NULL) {
@@ -502,12 +516,17 @@ static char *kept_rows(const char *file, int n, const char *nodes)
     while (f && fgets(line, sizeof line, f)) {
         char c[64], r[64], nd[64];
         int k = sscanf(line, "%63s %63s %63s", c, r, nd);
-        if (k == 3 && c[0] != '#' && atoi(r) == n && strchr(r, '-') == NULL &&
-            strcmp(nd, nodes) == 0)
+        int row = k == 3 && c[0] != '#';
+        if (row && atoi(r) == n && strchr(r, '-') == NULL && strcmp(nd, nodes) == 0 &&
+            (colls == NULL || listed(colls, c)))
             continue;
-        if (strncmp(line, "# measured by gas-bench --tune on ", 34) == 0 && atoi(line + 34) == n)
-            continue;
-        fputs(line, m);
+        if (row && heading[0])
+            fputs(heading, m);
+        heading[0] = '\0';
+        if (tune_heading(line, n))
+            snprintf(heading, sizeof heading, "%s", line);
+        else
+            fputs(line, m);
     }
     if (f)
         fclose(f);
@@ -587,10 +606,10 @@ int bench_coll_tune(struct bench *b, double *samples)
     fclose(out);
     int rc = 0;
     if (b->rank == 0) {
-        char *keep = kept_rows(file, b->nranks, nodes);
+        char *keep = kept_rows(file, b->nranks, nodes, b->opt.colls);
         FILE *f = fopen(file, "w");
         if (f == NULL) {
-            fprintf(stderr, "gas-bench: cannot write %s\n", file);
+            fprintf(stderr, "gas-bench: --tune: cannot write %s: %s\n", file, strerror(errno));
             rc = 1;
         } else {
             char host[256] = "?", date[64];
@@ -602,8 +621,9 @@ int bench_coll_tune(struct bench *b, double *samples)
             else
                 fputs("# libgas collective tuning table (format: docs/collectives.md)\n"
                       "# collective      ranks  nodes  from   algorithm\n", f);
-            fprintf(f, "# measured by gas-bench --tune on %d ranks (%s, %s)\n%s", b->nranks, host,
-                    date, rows ? rows : "");
+            fprintf(f, "# measured by gas-bench --tune on %d ranks (%s, %s)%s%s\n%s", b->nranks,
+                    host, date, b->opt.colls ? ": " : "", b->opt.colls ? b->opt.colls : "",
+                    rows ? rows : "");
             fclose(f);
             printf("wrote the rows for %d ranks to %s\n", b->nranks, file);
         }

@@ -17,7 +17,8 @@
  * again too).  Both ratios are reported; the worst cases and the bold rows
  * use the confirming ones.
  *
- * The text goes to stdout as it is measured.  After the run --md FILE
+ * The text goes to stdout as it is measured (--csv: a CSV row per algorithm
+ * and size, the rest as '#' comment lines).  After the run --md FILE
  * writes one table (per collective and size: every algorithm's time, the
  * choice, the best, the ratios), --plot FILE.svg one panel per collective
  * with a curve per algorithm, and --json[=FILE] every measurement as a row
@@ -102,11 +103,24 @@ static const struct mode *mode_of(struct bench_cmp *c, int coll, const char *alg
     return &c->modes[c->nmodes++];
 }
 
-/* Print one point's line and keep its rows (rank 0). */
+/*
+ * Print one point's line and keep its rows (rank 0).  With --csv the rows
+ * are CSV lines (reference: the best algorithm's median; ratio: the paired
+ * ratio to it) and the point's line a comment after them.
+ */
 static void report(struct bench *b, struct point *p)
 {
     const char *name = gas_coll_name((gas_coll_t)p->coll);
-    fprintf(b->txt, "%-15s %8zu B ", name, p->size);
+    double best = p->st[p->best].median;
+    for (int a = 0; a < p->nalg; a++) {
+        struct row r = { .m = mode_of(b->cmp, p->coll, p->algs[a]), .size = p->size,
+                         .s = p->st[a], .ref_name = "best", .ref = best,
+                         .ratio = p->ratio[a] };
+        bench_out_keep(b, &r);
+        if (b->opt.csv)
+            bench_out_csv_row(b->txt, &r);
+    }
+    fprintf(b->txt, "%s%-15s %8zu B ", b->opt.csv ? "# " : "", name, p->size);
     for (int a = 0; a < p->nalg; a++) {
         if (p->size <= 512)
             fprintf(b->txt, " %s %.2f us", p->algs[a], p->st[a].median);
@@ -114,7 +128,6 @@ static void report(struct bench *b, struct point *p)
             fprintf(b->txt, " %s %.0f MB/s", p->algs[a], (double)p->size / p->st[a].median);
         fprintf(b->txt, "%s", a + 1 < p->nalg ? "," : "");
     }
-    double best = p->st[p->best].median;
     double slower = p->mine >= 0 ? (p->ratio[p->mine] - 1) * 100 : 0;
     double slower_auto = (p->ratio[p->nalg - 1] - 1) * 100;
     double final = p->mine >= 0 ? (chosen_ratio(p) - 1) * 100 : 0;
@@ -128,12 +141,6 @@ static void report(struct bench *b, struct point *p)
            p->algs[p->best], again, slower_auto, again_auto,
            final > SLOW_PCT ? "  <-- more than 10% slower" : "");
     fflush(b->txt);
-    for (int a = 0; a < p->nalg; a++) {
-        struct row r = { .m = mode_of(b->cmp, p->coll, p->algs[a]), .size = p->size,
-                         .s = p->st[a], .ref_name = "best", .ref = best,
-                         .ratio = p->ratio[a] };
-        bench_out_keep(b, &r);
-    }
 }
 
 /* Measure one collective at one size (collective); fills *p on rank 0. */
@@ -216,10 +223,12 @@ int bench_compare(struct bench *b)
     double start = bench_now_s(), worst = 0, worst_auto = 0, worst_first = 0;
     char worst_what[96] = "-";
     if (b->rank == 0)
-        fprintf(b->txt, "gas-bench --compare: %d ranks; each algorithm and auto measured in turn, %d "
-               "rounds of ~%g ms batches, median; up to 512 B in us per call, larger in MB/s%s\n",
-               b->nranks, b->opt.reps, b->opt.batch_s * 1e3,
-               b->opt.quick ? " (--quick: NOT a measurement)" : "");
+        fprintf(b->txt, "%sgas-bench --compare: %d ranks; each algorithm and auto measured in turn, %d "
+               "rounds of ~%g ms batches, median; up to 512 B in us per call, larger in MB/s%s%s\n",
+               b->opt.csv ? "# " : "", b->nranks, b->opt.reps, b->opt.batch_s * 1e3,
+               b->opt.quick ? " (--quick: NOT a measurement)" : "",
+               b->opt.csv ? "; CSV rows in us per call, reference: the best algorithm's median, "
+                            "ratio: the paired ratio to it" : "");
     for (int coll = 0; coll < GAS_COLL_COUNT; coll++) {
         const char *name = gas_coll_name((gas_coll_t)coll);
         if (b->opt.colls && !bench_in_list(b->opt.colls, name, strlen(name)))
@@ -252,9 +261,9 @@ int bench_compare(struct bench *b)
     }
     int rc = 0;
     if (b->rank == 0) {
-        fprintf(b->txt, "worst case: the tuned choice is %.1f%% slower than the best algorithm (%s; "
-               "first pass before re-measuring: %.1f%%); the auto rows %.1f%%\n", worst, worst_what,
-               worst_first, worst_auto);
+        fprintf(b->txt, "%sworst case: the tuned choice is %.1f%% slower than the best algorithm "
+               "(%s; first pass before re-measuring: %.1f%%); the auto rows %.1f%%\n",
+               b->opt.csv ? "# " : "", worst, worst_what, worst_first, worst_auto);
         if (bench_out_finish(b, bench_now_s() - start) < 0)
             rc = 1;
     }

@@ -9,6 +9,7 @@
  */
 #include "gas-bench.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -120,6 +121,16 @@ void bench_out_keep(struct bench *b, const struct row *r)
     b->rows[b->nrows++] = *r;
 }
 
+void bench_out_csv_row(FILE *f, const struct row *r)
+{
+    fprintf(f, "%s,%zu,%.4f,%.4f,%.4f,%s,", r->m->name, r->size, r->s.median, r->s.p10, r->s.p90,
+            unit_of(r->m));
+    if (r->ref_name)
+        fprintf(f, "%.4f,%.4f\n", r->ref, r->ratio);
+    else
+        fprintf(f, ",\n");
+}
+
 void bench_out_row(struct bench *b, const struct mode *m, size_t size, struct stats s)
 {
     struct row r = { .m = m, .size = size, .s = s };
@@ -137,11 +148,7 @@ void bench_out_row(struct bench *b, const struct mode *m, size_t size, struct st
     else
         strcpy(sz, "-");
     if (b->opt.csv) {
-        fprintf(f, "%s,%zu,%.4f,%.4f,%.4f,%s,", m->name, size, s.median, s.p10, s.p90, unit);
-        if (r.ref_name)
-            fprintf(f, "%.4f,%.4f\n", r.ref, r.ratio);
-        else
-            fprintf(f, ",\n");
+        bench_out_csv_row(f, &r);
     } else {
         if (r.ref_name && m->kind == KIND_LAT) {
             snprintf(ref, sizeof ref, "%s %.3f us", strcmp(r.ref_name, "pingpong") ? "udp-rtt" :
@@ -288,31 +295,41 @@ static int md_write(const struct bench *b, const char *file)
     return fclose(f) == 0 ? 0 : -1;
 }
 
+/* "gas-bench: OPTION: cannot write FILE: why" (errno as the writer left it). */
+static void write_failed(const char *option, const char *file)
+{
+    fprintf(stderr, "gas-bench: %s: cannot write %s: %s\n", option, file,
+            errno ? strerror(errno) : "write error");
+}
+
 int bench_out_finish(struct bench *b, double elapsed_s)
 {
     int rc = 0;
     stamp();
+    errno = 0;
     if (b->opt.md && (b->opt.compare ? bench_compare_md(b, b->opt.md) : md_write(b, b->opt.md)) < 0) {
-        fprintf(stderr, "gas-bench: cannot write %s\n", b->opt.md);
+        write_failed("--md", b->opt.md);
         rc = -1;
     }
     if (b->opt.json) {
         int to_stdout = strcmp(b->opt.json, "-") == 0;
+        errno = 0;
         FILE *f = to_stdout ? stdout : fopen(b->opt.json, "w");
         if (f == NULL) {
-            fprintf(stderr, "gas-bench: cannot write %s\n", b->opt.json);
+            write_failed("--json", b->opt.json);
             rc = -1;
         } else {
             json_write(b, f, elapsed_s);
             if (to_stdout ? fflush(f) != 0 : fclose(f) != 0) {
-                fprintf(stderr, "gas-bench: error writing %s\n", b->opt.json);
+                write_failed("--json", to_stdout ? "stdout" : b->opt.json);
                 rc = -1;
             }
         }
     }
+    errno = 0;
     if (b->opt.plot && (b->opt.compare ? bench_compare_svg(b, b->opt.plot) :
                         bench_svg_write(b, b->opt.plot)) < 0) {
-        fprintf(stderr, "gas-bench: cannot write %s\n", b->opt.plot);
+        write_failed("--plot", b->opt.plot);
         rc = -1;
     }
     return rc;

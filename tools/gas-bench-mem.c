@@ -2,7 +2,7 @@
  * gas-bench-mem - the cost of libgas's memory features, each next to a
  * reference measured in the same run.
  *
- *   gas-bench-mem [--quick] [--threads N]
+ *   gas-bench-mem [--quick] [--threads N (1 .. 64)] [--help]
  *
  *  1. gas_alloc/gas_dealloc throughput against the process's malloc/free
  *     (whichever malloc the program got; printed), same sizes and order,
@@ -21,6 +21,7 @@
 #include <gas.h>
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -35,6 +36,7 @@
 extern char **environ;
 
 #define REPS 5
+#define MAX_THREADS 64 /* the most --threads runs with */
 
 static int quick;
 
@@ -122,7 +124,7 @@ static void *worker(void *arg)
 /* ns per alloc+free with nthreads threads, each doing ops of them. */
 static double run_alloc(enum pattern pat, int use_gas, int nthreads, long ops)
 {
-    pthread_t th[64];
+    pthread_t th[MAX_THREADS];
     struct job jobs[64];
     for (int t = 0; t < nthreads; t++) {
         jobs[t] = (struct job){pat, use_gas, ops, 0};
@@ -323,6 +325,26 @@ static void bench_init(void)
                median(pf, REPS));
 }
 
+static const char usage[] =
+    "usage: gas-bench-mem [--quick] [--threads N]\n"
+    "  --quick      a smoke run: 1/20 of the operations, a smaller first-touch area\n"
+    "  --threads N  allocation throughput with 1, 2, 4 .. N threads (1 .. 64; default 2)\n";
+
+/* --threads N: a whole number in 1 .. MAX_THREADS; -1 with a message if not. */
+static int parse_threads(const char *text, int *threads_p)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || errno != 0 || v < 1 || v > MAX_THREADS) {
+        fprintf(stderr, "gas-bench-mem: --threads '%s': not a whole number in 1 .. %d\n", text,
+                MAX_THREADS);
+        return -1;
+    }
+    *threads_p = (int)v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int threads = 2;
@@ -335,15 +357,19 @@ int main(int argc, char **argv)
             return child_init(4096);
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
-        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
-            threads = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: gas-bench-mem [--quick] [--threads N]\n");
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            if (parse_threads(argv[++i], &threads) != 0)
+                return 2;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("%s", usage);
+            return 0;
+        } else {
+            fprintf(stderr, "gas-bench-mem: %s option '%s'\n%s",
+                    strcmp(argv[i], "--threads") == 0 ? "a value is missing after the" : "unknown",
+                    argv[i], usage);
             return 2;
         }
     }
-    if (threads < 1 || threads > 64)
-        threads = 2;
     check(gas_init(), "gas_init");
     if (gas_nranks() != 1) {
         fprintf(stderr, "gas-bench-mem: run it as one rank (without gasrun, or gasrun -n 1)\n");

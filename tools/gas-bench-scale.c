@@ -3,7 +3,7 @@
  * resident memory after init and after contacting every peer, and the
  * per-peer state.
  *
- *   gasrun -n N gas-bench-scale [--header]
+ *   gasrun -n N gas-bench-scale [--header] [--help]
  *
  * Every rank times its gas_init (monotonic clock, from just before the call
  * to its return); rank 0 prints the maximum over the ranks.  Resident memory
@@ -56,8 +56,47 @@ static void check(gas_status_t s, const char *call)
     }
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gasrun -n N gas-bench-scale [--header]\n"
+            "  one markdown table row: gas_init time (max over the ranks), resident memory\n"
+            "  per rank after gas_init and after contacting every peer, per-peer cost\n"
+            "  --header  the table's header first\n"
+            "  --help    this text\n");
+}
+
+/*
+ * The options, before gas_init (so a bad one runs nothing): 0 to run,
+ * else the exit status (0 for --help, 2 for a bad option).  Under gasrun
+ * rank 0 alone speaks.
+ */
+static int parse_options(int argc, char **argv, int *header_p)
+{
+    const char *rank = getenv("GASRUN_RANK");
+    int speak = rank == NULL || strcmp(rank, "0") == 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--header") == 0) {
+            *header_p = 1;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            if (speak)
+                usage(stdout);
+            return -1;
+        } else {
+            if (speak) {
+                fprintf(stderr, "gas-bench-scale: unknown option '%s'\n", argv[i]);
+                usage(stderr);
+            }
+            return 2;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    int header = 0, rc = parse_options(argc, argv, &header);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
     double t0 = now_s();
     check(gas_init(), "gas_init");
     double init_s = now_s() - t0;
@@ -82,7 +121,7 @@ int main(int argc, char **argv)
     check(gas_allreduce(GAS_TEAM_WORLD, mx, mine, 4, GAS_DOUBLE, GAS_OP_MAX), "gas_allreduce");
     check(gas_allreduce(GAS_TEAM_WORLD, sum, mine, 4, GAS_DOUBLE, GAS_OP_SUM), "gas_allreduce");
     if (me == 0) {
-        if (argc > 1 && strcmp(argv[1], "--header") == 0)
+        if (header)
             printf("| ranks | gas_init max (ms) | RSS after init, mean / max (KiB) | "
                    "RSS after contacting all peers, mean / max (KiB) | growth per contacted "
                    "peer (KiB, mean) | route table (B/rank) | shm per-peer record (B) |\n"

@@ -174,18 +174,36 @@ static int selected(const struct bench *b, const struct mode *m)
     return 0;
 }
 
-/* The first name of a comma-separated list that known() does not know, or NULL. */
+/*
+ * The first name of a comma-separated list that known() does not know, or
+ * NULL; an empty name (an empty list, ",,", a trailing comma) is unknown.
+ */
 static const char *first_unknown(const char *list, int (*known)(const char *name, size_t len))
 {
     static char name[64];
-    for (const char *p = list; *p;) {
+    for (const char *p = list;; p++) {
         size_t len = strcspn(p, ",");
         if (!known(p, len)) {
             snprintf(name, sizeof name, "%.*s", (int)(len < 60 ? len : 60), p);
             return name;
         }
-        p += len + (p[len] == ',');
+        p += len;
+        if (*p == '\0')
+            return NULL;
     }
+}
+
+/*
+ * The value of an option that takes a file or a list; NULL, with a message
+ * in err, when it is another option (getopt gives "--tune --quick" the value
+ * "--quick": the file would be named so and --quick lost).
+ */
+static const char *option_value(const char *option, const char *value, char *err, size_t errlen)
+{
+    if (strncmp(value, "--", 2) != 0)
+        return value;
+    snprintf(err, errlen, "%s needs a value, not the option '%s' (for a file of that name "
+             "write ./%s)", option, value, value);
     return NULL;
 }
 
@@ -422,7 +440,8 @@ static void usage(FILE *f)
             "  --tune FILE      measure every collective algorithm at sizes 8 B .. 1 MiB\n"
             "                   on this job and write the best per size to FILE as tuning\n"
             "                   table rows for this number of ranks (rows of FILE for\n"
-            "                   other rank counts are kept; format: docs/collectives.md)\n"
+            "                   other rank counts, and with --coll for other collectives,\n"
+            "                   are kept; format: docs/collectives.md)\n"
             "  --compare        every collective at the sizes --tune measures: each\n"
             "                   algorithm and auto, interleaved; the tuned choice vs the best\n"
             "                   (--md: a table with the ratios, --plot: a panel per collective)\n"
@@ -462,11 +481,26 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
                            .batch_s = 0.010, .progress = -1 };
     double batch_ms = 0;
     char *end;
-    int c;
+    int c, li = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "", longopts, &li)) != -1) {
         switch (c) {
-        case 'm': o->modes = optarg; break;
+        case 'm':
+        case 'C':
+        case 'T':
+        case 'p':
+        case 'M':
+        case 'j': {
+            char name[32];
+            snprintf(name, sizeof name, "--%s", longopts[li].name);
+            const char *v = optarg ? option_value(name, optarg, err, errlen) : "-";
+            if (v == NULL)
+                return -1;
+            const char **slot = c == 'm' ? &o->modes : c == 'C' ? &o->colls : c == 'T' ? &o->tune
+                                : c == 'p' ? &o->plot : c == 'M' ? &o->md : &o->json;
+            *slot = v;
+            break;
+        }
         case 'a':
         case 'z':
             if (bench_parse_size(optarg, c == 'a' ? &o->min_size : &o->max_size) < 0) {
@@ -506,14 +540,9 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
             break;
         case 'q': o->quick = 1; break;
         case 'c': o->csv = 1; break;
-        case 'j': o->json = optarg ? optarg : "-"; break;
-        case 'p': o->plot = optarg; break;
-        case 'M': o->md = optarg; break;
         case 'P': o->progress = 1; break;
         case 'N': o->progress = 0; break;
         case 'U': o->udp_ref = 1; break;
-        case 'C': o->colls = optarg; break;
-        case 'T': o->tune = optarg; break;
         case 'K': o->compare = 1; break;
         case 'h': return 1;
         default:
@@ -675,10 +704,10 @@ int main(int argc, char **argv)
         recheck_udp(&b, samples);
     if (b.rank == 0 && b.have_rtt)
         recheck_pingpong(&b, samples);
+    int out_failed = 0; /* a file of --md, --json, --plot: said on stderr, exit status 1 */
     if (b.rank == 0) {
         const char *pre = b.opt.csv ? "# " : "\n";
-        if (bench_out_finish(&b, bench_now_s() - start) < 0)
-            b.errors++;
+        out_failed = bench_out_finish(&b, bench_now_s() - start) < 0;
         if (b.errors)
             fprintf(b.txt, "%sdata checks FAILED: %" PRIu64 " errors (see stderr) in %" PRIu64
                    " points, %.1f s\n", pre, b.errors, b.points, bench_now_s() - start);
@@ -698,5 +727,5 @@ int main(int argc, char **argv)
     bench_coll_fini(&b);
     free(modes);
     bench_check(gas_finalize(), "gas_finalize");
-    return b.errors ? 1 : 0;
+    return b.errors || out_failed ? 1 : 0;
 }

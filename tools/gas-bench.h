@@ -195,10 +195,15 @@ void bench_out_table_head(struct bench *b, const char *title);
 void bench_out_row(struct bench *b, const struct mode *m, size_t size, struct stats s);
 /* "[k/n] mode size" on stderr when progress is on; done: clear the line. */
 void bench_out_progress(struct bench *b, const struct mode *m, size_t size, size_t k, size_t n);
-/* --json and --plot, after the run; returns -1 if a file could not be written. */
+/*
+ * --md, --json and --plot, after the run; returns -1 (having said which file
+ * and why on stderr) if one could not be written.
+ */
 int bench_out_finish(struct bench *b, double elapsed_s);
 void bench_out_fini(struct bench *b);
 
+/* A row as a --csv line: mode,size,median,p10,p90,unit,reference,ratio. */
+void bench_out_csv_row(FILE *f, const struct row *r);
 /* Keep a row for --json and --plot without printing it. */
 void bench_out_keep(struct bench *b, const struct row *r);
 /* "round trip X us (start Y us), stream ..." of the raw UDP references' recheck. */

@@ -317,19 +317,23 @@ gas_status_t gas_tl_stats(int rank, gas_peer_stats_t *out)
     return st;
 }
 
-static void print_stats_line(const char *who, const gas_peer_stats_t *s)
+/* One peer's counters (or the rank's totals, who "total"); path: the transport(s) counted. */
+static void print_stats_line(const char *who, const char *path, const gas_peer_stats_t *s)
 {
+    char rtt[64] = "";   /* a round trip is a peer's: not on the totals */
+    if (strcmp(who, "total") != 0)
+        snprintf(rtt, sizeof rtt, ", srtt %.1f us, rto %.1f us", (double)s->srtt_ns / 1e3,
+                 (double)s->rto_ns / 1e3);
     fprintf(stderr,
             "[gas r%d] stats: %s %s%s%s: sent %llu datagrams %llu B, received %llu datagrams %llu B, "
             "retransmits %llu, duplicates %llu, acks sent %llu received %llu, bad %llu, "
-            "rejected %llu, srtt %.1f us, rto %.1f us\n",
-            my_rank, who, s->transport, s->endpoint[0] ? " " : "", s->endpoint,
+            "rejected %llu%s\n",
+            my_rank, who, path, s->endpoint[0] ? " " : "", s->endpoint,
             (unsigned long long)s->datagrams_sent, (unsigned long long)s->bytes_sent,
             (unsigned long long)s->datagrams_received, (unsigned long long)s->bytes_received,
             (unsigned long long)s->retransmits, (unsigned long long)s->duplicates,
             (unsigned long long)s->acks_sent, (unsigned long long)s->acks_received,
-            (unsigned long long)s->bad_datagrams, (unsigned long long)s->rejected,
-            (double)s->srtt_ns / 1e3, (double)s->rto_ns / 1e3);
+            (unsigned long long)s->bad_datagrams, (unsigned long long)s->rejected, rtt);
     if (s->route[0] || s->upgraded_peers || s->rdma_work_requests)
         fprintf(stderr,
                 "[gas r%d] stats: %s rdma: route %s, upgraded peers %u, work requests %llu, "
@@ -340,17 +344,33 @@ static void print_stats_line(const char *who, const gas_peer_stats_t *s)
                 (unsigned long long)s->rdma_redone);
 }
 
+/*
+ * GAS_STATS=y at gas_finalize: a line per peer, then the rank's totals.  A
+ * peer on a path that keeps no counters (its stats slot is the stub: shm,
+ * plain loads and stores) gets a line saying so instead of zeros; the totals
+ * are those of the active transports that count (the udp socket, rdma), named
+ * as such, and are left out when none is active.
+ */
 void gas_tl_stats_print(void)
 {
     gas_peer_stats_t s;
-    char who[32];
+    gas_tl_peer_t *p;
+    char who[32], path[32] = "";
     for (int r = 0; r < job_size; r++) {
-        if (r == my_rank || atomic_load(&gas_tl_peers_[r]) == NULL || gas_tl_stats(r, &s) != GAS_OK)
+        if (r == my_rank || atomic_load(&gas_tl_peers_[r]) == NULL || gas_tl_peer(r, &p) != GAS_OK)
             continue;
         snprintf(who, sizeof who, "peer %d", r);
-        print_stats_line(who, &s);
+        if (p->ops->stats == gas_tl_no_stats)
+            fprintf(stderr, "[gas r%d] stats: %s %s: no counters (shared memory: nothing is "
+                    "sent)\n", my_rank, who, p->ops->name);
+        else if (gas_tl_stats(r, &s) == GAS_OK)
+            print_stats_line(who, s.transport, &s);
     }
-    if (gas_tl_stats(my_rank, &s) == GAS_OK)
-        print_stats_line("total", &s);
+    for (size_t i = 0, n = 0; i < NREG; i++)
+        if (active[i] && registry[i]->stats != gas_tl_no_stats)
+            n += (size_t)snprintf(path + n, n < sizeof path ? sizeof path - n : 0, "%s%s",
+                                  n ? "+" : "", registry[i]->name);
+    if (path[0] && gas_tl_stats(my_rank, &s) == GAS_OK)
+        print_stats_line("total", path, &s);
     fflush(stderr);
 }

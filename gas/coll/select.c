@@ -219,6 +219,57 @@ static int parse_bytes(const char *w, uint64_t *v)
     return gas_rt_config_parse(GAS_CFG_T_SIZE, NULL, w, v, &why);
 }
 
+/* The collectives' names, "barrier, broadcast, ...", for an error message. */
+static const char *coll_list(char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int c = 0; c < GAS_COLL_COUNT && used < cap; c++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", c ? ", " : "", coll_names[c]);
+    return buf;
+}
+
+/*
+ * One row's n fields (n >= 1) into *r; NULL, or why the row is bad (in why,
+ * naming the bad field; the algorithms are listed only when the algorithm is
+ * the bad field).  "auto" is no row's algorithm: it means this table.
+ */
+static const char *parse_row(char w[][64], int n, struct rule *r, char *why, size_t cap)
+{
+    char list[160];
+    r->coll = -1;
+    for (int c = 0; c < GAS_COLL_COUNT; c++)
+        if (strcmp(w[0], coll_names[c]) == 0)
+            r->coll = c;
+    if (n < 5)
+        snprintf(why, cap, "%d field%s, expected 5: collective ranks nodes from algorithm", n,
+                 n == 1 ? "" : "s");
+    else if (n > 5)
+        snprintf(why, cap, "extra field '%s' after the algorithm (expected 5 fields: collective "
+                 "ranks nodes from algorithm)", w[5]);
+    else if (r->coll < 0)
+        snprintf(why, cap, "unknown collective '%s' (one of: %s)", w[0],
+                 coll_list(list, sizeof list));
+    else if (parse_ranks(w[1], &r->rmin, &r->rmax) != 0)
+        snprintf(why, cap, "bad ranks '%s' (*, N, A-B or A-)", w[1]);
+    else if (strcmp(w[2], "*") && strcmp(w[2], "1") && strcmp(w[2], "multi"))
+        snprintf(why, cap, "bad nodes '%s' (*, 1 or multi)", w[2]);
+    else if (parse_bytes(w[3], &r->from) != 0)
+        snprintf(why, cap, "bad byte count '%s' (e.g. 0, 512, 16k, 1m)", w[3]);
+    else if ((r->alg = alg_index(r->coll, w[4], strlen(w[4]))) <= 0) {
+        const char *choices = gas_rt_config_defs[cfg_of[r->coll]].choices;
+        const char *algs = strchr(choices, '|') ? strchr(choices, '|') + 1 : choices;
+        if (r->alg == 0)
+            snprintf(why, cap, "algorithm 'auto' means this table; a row names one of %s's "
+                     "algorithms: %s", coll_names[r->coll], algs);
+        else
+            snprintf(why, cap, "unknown algorithm '%s' for %s (one of: %s)", w[4],
+                     coll_names[r->coll], algs);
+    } else
+        return NULL;
+    return why;
+}
+
 /* Parse a table; raises naming `where` and the line on a bad row. */
 static gas_status_t parse_table(const char *text, const char *where)
 {
@@ -231,38 +282,20 @@ static gas_status_t parse_table(const char *text, const char *where)
     int line = 0;
     for (const char *p = text; *p;) {
         size_t len = strcspn(p, "\n");
-        char buf[256], w[5][64];
+        char buf[256], w[6][64], why[640];
         line++;
         snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), p);
         p += len + (p[len] == '\n');
         char *hash = strchr(buf, '#');
         if (hash)
             *hash = '\0';
-        int n = sscanf(buf, "%63s %63s %63s %63s %63s", w[0], w[1], w[2], w[3], w[4]);
+        int n = sscanf(buf, "%63s %63s %63s %63s %63s %63s", w[0], w[1], w[2], w[3], w[4], w[5]);
         if (n <= 0)
             continue;
         struct rule r = {0};
-        const char *why = NULL;
-        r.coll = -1;
-        for (int c = 0; c < GAS_COLL_COUNT; c++)
-            if (strcmp(w[0], coll_names[c]) == 0)
-                r.coll = c;
-        if (n != 5)
-            why = "expected 5 fields: collective ranks nodes from algorithm";
-        else if (r.coll < 0)
-            why = "unknown collective";
-        else if (parse_ranks(w[1], &r.rmin, &r.rmax) != 0)
-            why = "bad ranks (*, N, A-B or A-)";
-        else if (strcmp(w[2], "*") && strcmp(w[2], "1") && strcmp(w[2], "multi"))
-            why = "bad nodes (*, 1 or multi)";
-        else if (parse_bytes(w[3], &r.from) != 0)
-            why = "bad byte count";
-        else if ((r.alg = alg_index(r.coll, w[4], strlen(w[4]))) <= 0)
-            why = "unknown algorithm for this collective";
-        if (why)
-            return gas_rt_error(GAS_ERR_INVALID, "gas_init", "tuning table %s, line %d: %s (%s)",
-                                where, line, why,
-                                r.coll >= 0 ? gas_rt_config_defs[cfg_of[r.coll]].choices : buf);
+        if (parse_row(w, n, &r, why, sizeof why) != NULL)
+            return gas_rt_error(GAS_ERR_INVALID, "gas_init", "tuning table %s, line %d: %s",
+                                where, line, why);
         r.nodes = w[2][0] == '*' ? 0 : w[2][0] == '1' ? 1 : 2;
         if (nrules == cap) {
             cap = cap ? 2 * cap : 32;

@@ -2,8 +2,10 @@
 # gas-bench's output formats are valid: --json parses and holds every row of
 # the table, --csv has a header and 8 fields a row, --plot writes an SVG that
 # parses as XML (xmllint when installed, else a structural check); --compare
-# writes its table, per-collective plot and JSON rows.  No timing
-# assertion: the numbers of a --quick run mean nothing.
+# writes its table, per-collective plot and JSON rows, and with --csv only CSV
+# rows and comments; an unwritable output file is an output error, not a
+# failed data check; empty lists and options where a value belongs are
+# refused.  No timing assertion: the numbers of a --quick run mean nothing.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -81,10 +83,44 @@ if command -v jq >/dev/null; then
 fi
 echo "ok: --compare (--md, --plot, --json)"
 
+# --compare --csv: the CSV header, then only CSV rows of 8 fields and '#' comments
+run --compare --coll barrier,gather --csv >"$T/ccsv" 2>"$T/err" || fail "--compare --csv run: $(tail -3 "$T/err")"
+grep -qx 'mode,size,median,p10,p90,unit,reference,ratio' "$T/ccsv" || fail "--compare --csv header"
+bad=$(grep -v '^#' "$T/ccsv" | awk -F, 'NF != 8' | head -1)
+[ -z "$bad" ] || fail "--compare --csv: a line neither a CSV row nor a comment: $bad"
+n=$(grep -c '^gather:[a-z_]*,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,us,[0-9.]*,[0-9.]*$' "$T/ccsv")
+[ "$n" -ge 21 ] || fail "--compare --csv: $n gather rows, want 3 algorithms x 7 sizes"
+echo "ok: --compare --csv"
+
+# an output file that cannot be written: exit 1 naming the option, file and
+# cause; the data checks are not reported as failed
+run --mode amo-lat --json=/nonexistent/x.json >"$T/out" 2>"$T/err"
+st=$?
+[ "$st" = 1 ] || fail "--json=/nonexistent/x.json: exit status $st, expected 1"
+grep -q -- '--json: cannot write /nonexistent/x.json: No such file or directory' "$T/err" ||
+    fail "--json=/nonexistent/x.json: $(grep -v '^gasrun' "$T/err" | head -2)"
+grep -q 'data checks passed' "$T/out" || fail "--json=/nonexistent/x.json: $(grep 'data checks' "$T/out")"
+echo "ok: an unwritable --json file"
+
+# an empty --mode, and an option where a file or list belongs, are refused
+bin=$(cd "$BUILD/bin" && pwd)
+(cd "$T" && timeout 60 "$bin/gasrun" -n 2 --no-tag-output "$bin/gas-bench" --tune --quick >"$T/bad" 2>&1)
+st=$?
+[ "$st" = 2 ] || fail "gas-bench --tune --quick: exit status $st, expected 2"
+grep -qF -- "--tune needs a value, not the option '--quick'" "$T/bad" || fail "--tune --quick: $(head -2 "$T/bad")"
+[ ! -e "$T/--quick" ] || fail "gas-bench --tune --quick wrote a file named --quick"
+run --mode '' >"$T/bad" 2>&1
+st=$?
+[ "$st" = 2 ] || fail "gas-bench --mode '': exit status $st, expected 2"
+grep -qF -- "unknown mode ''" "$T/bad" || fail "--mode '': $(head -2 "$T/bad")"
+echo "ok: empty lists and options as values are refused"
+
 # bad options: exit 2 with a message naming the bad value, and no run
 for bad in "--mode nonesuch|unknown mode 'nonesuch'" \
            "--mode coll-lat --coll allreduce,nonesuch|unknown collective 'nonesuch'" \
-           "--min-size 10 --max-size 1|--min-size is above --max-size"; do
+           "--min-size 10 --max-size 1|--min-size is above --max-size" \
+           "--mode put-lat,|unknown mode ''" \
+           "--mode coll-lat --coll allreduce --plot --md|--plot needs a value, not the option '--md'"; do
     args=${bad%%|*} want=${bad#*|}
     # shellcheck disable=SC2086
     run $args >"$T/bad" 2>&1

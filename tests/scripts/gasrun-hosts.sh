@@ -124,6 +124,14 @@ printf 'h1 slots=2\nh2 cores=4\n' >"$TMPD/bad"
 run_job -n 2 --hostfile "$TMPD/bad" "${REMOTE[@]}" true
 expect_rc 2 "unknown hostfile key"
 expect_err "$TMPD/bad:2: 'cores' is not a key=value" "unknown hostfile key"
+printf 'h1 slots=2\nh2 slots=1 iface=eth0 slots=3\n' >"$TMPD/bad"
+run_job -n 2 --hostfile "$TMPD/bad" "${REMOTE[@]}" true
+expect_rc 2 "a hostfile key twice"
+expect_err "$TMPD/bad:2: slots= given twice for host h2" "a hostfile key twice"
+printf 'h1 addr=192.0.2.1 addr=192.0.2.2\n' >"$TMPD/bad"
+run_job -n 1 --hostfile "$TMPD/bad" "${REMOTE[@]}" true
+expect_rc 2 "addr= twice"
+expect_err "$TMPD/bad:1: addr= given twice for host h1" "addr= twice"
 run_job -n 2 --hostfile "$TMPD/none" true
 expect_rc 2 "missing hostfile"
 run_job -n 2 --hosts h1 --launcher-mode bogus true

@@ -17,3 +17,9 @@ expect_rc 124 "timeout, SIGTERM ignored"
 expect_faster 6000 "SIGTERM ignored"
 check_clean "SIGTERM ignored"
 pass "SIGTERM ignored -> SIGKILL after the grace period (${MS} ms)"
+
+# A value past the largest accepted is refused naming the bound.
+run_job -n 1 --timeout 8e9 true
+expect_rc 2 "--timeout 8e9"
+expect_err "--timeout wants seconds (a number from 0 to 1e9; 0: never), not '8e9'" "--timeout 8e9"
+pass "--timeout 8e9 -> 2 naming the bound"

@@ -1,6 +1,7 @@
 /*
- * Configuration table: value parsing for every type (sizes with suffixes,
- * durations, strict booleans, enums), rejection of bad values with a message
+ * Configuration table: value parsing for every type (sizes with suffixes up to
+ * e, durations with min and a bare m refused, booleans with true/false in any
+ * case, enums in any case), rejection of bad values with a message
  * naming the variable, nearest-name suggestions, file + environment
  * precedence and the recorded source of each value; GAS_CONFIG_FILE lines of
  * any length, NUL bytes, and files that are not regular files.
@@ -28,6 +29,57 @@ static void parse_bad(enum gas_rt_config_type t, const char *choices, const char
     const char *why = NULL;
     UCHECK(gas_rt_config_parse(t, choices, text, &v, &why) != 0 && why && *why,
            "'%s' accepted", text);
+}
+
+/* The reason a value is refused (the empty string when it is accepted). */
+static const char *why_bad(enum gas_rt_config_type t, const char *text)
+{
+    uint64_t v = 0;
+    const char *why = NULL;
+    if (gas_rt_config_parse(t, NULL, text, &v, &why) == 0)
+        return "";
+    return why ? why : "(no reason)";
+}
+
+/*
+ * Minutes are written min; a bare m (MiB in sizes) is refused with a message
+ * naming both readings, so GAS_WAIT_SPIN=5m is not five minutes.
+ */
+static void time_units(void)
+{
+    UCHECK(parse_ok(GAS_CFG_T_TIME, NULL, "2MIN") == 120000000000ull, "MIN");
+    UCHECK(parse_ok(GAS_CFG_T_TIME, NULL, "5MS") == 5000000, "MS");
+    const char *bare[] = {"5m", "5M", "5 m"};
+    for (int i = 0; i < 3; i++) {
+        const char *why = why_bad(GAS_CFG_T_TIME, bare[i]);
+        UCHECK(strstr(why, "min") != NULL && strstr(why, "ms") != NULL,
+               "duration '%s': %s", bare[i], why[0] ? why : "accepted");
+    }
+}
+
+/* Every size suffix the message offers is accepted, e (EiB) included. */
+static void size_units(void)
+{
+    UCHECK(parse_ok(GAS_CFG_T_SIZE, NULL, "1e") == 1ull << 60, "e");
+    UCHECK(parse_ok(GAS_CFG_T_SIZE, NULL, "2EiB") == 2ull << 60, "EiB");
+    UCHECK(parse_ok(GAS_CFG_T_SIZE, NULL, "3kb") == 3072, "kb");
+    const char *why = why_bad(GAS_CFG_T_SIZE, "12q");
+    const char *units[] = {"k", "m", "g", "t", "p", "e"};
+    for (int i = 0; i < 6; i++) {
+        char text[8];
+        snprintf(text, sizeof text, "1%s", units[i]);
+        UCHECK(strstr(why, units[i]) != NULL, "size message lacks %s: %s", units[i], why);
+        UCHECK(parse_ok(GAS_CFG_T_SIZE, NULL, text) == 1ull << (10 * (i + 1)), "%s", text);
+    }
+}
+
+/* The boolean error lists the words accepted, true and false included. */
+static void bool_message(void)
+{
+    const char *why = why_bad(GAS_CFG_T_BOOL, "maybe");
+    const char *words[] = {"y/yes/1/on/true", "n/no/0/off/false"};
+    for (int i = 0; i < 2; i++)
+        UCHECK(strstr(why, words[i]) != NULL, "boolean message lacks %s: %s", words[i], why);
 }
 
 /* Write `len` bytes of `text` to a new temporary file; its path goes in path (>= 32 bytes). */
@@ -119,14 +171,20 @@ int main(void)
     UCHECK(parse_ok(GAS_CFG_T_TIME, NULL, "5ms") == 5000000, "ms");
     UCHECK(parse_ok(GAS_CFG_T_TIME, NULL, "2min") == 120000000000ull, "min");
     parse_bad(GAS_CFG_T_TIME, NULL, "5 fortnights");
-    const char *yes[] = {"y", "yes", "1", "on", "YES"}, *no[] = {"n", "no", "0", "off"};
-    for (int i = 0; i < 5; i++)
+    time_units();
+    size_units();
+    const char *yes[] = {"y", "yes", "1", "on", "true", "YES", "True", "ON"};
+    const char *no[] = {"n", "no", "0", "off", "false", "NO", "False", "Off"};
+    for (int i = 0; i < 8; i++) {
         UCHECK(parse_ok(GAS_CFG_T_BOOL, NULL, yes[i]) == 1, "true '%s'", yes[i]);
-    for (int i = 0; i < 4; i++)
         UCHECK(parse_ok(GAS_CFG_T_BOOL, NULL, no[i]) == 0, "false '%s'", no[i]);
+    }
     parse_bad(GAS_CFG_T_BOOL, NULL, "");   /* a set-but-empty boolean never flips the default */
     parse_bad(GAS_CFG_T_BOOL, NULL, "maybe");
+    parse_bad(GAS_CFG_T_BOOL, NULL, "t");
+    bool_message();
     UCHECK(parse_ok(GAS_CFG_T_ENUM, "abort|return", "return") == 1, "enum");
+    UCHECK(parse_ok(GAS_CFG_T_ENUM, "abort|return", "RETURN") == 1, "enum in upper case");
     parse_bad(GAS_CFG_T_ENUM, "abort|return", "ignore");
     UCHECK(parse_ok(GAS_CFG_T_UINT, NULL, "42") == 42, "uint");
     UCHECK(parse_ok(GAS_CFG_T_RATIO, NULL, "0.05") == 50000, "ratio");

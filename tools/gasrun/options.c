@@ -88,12 +88,14 @@ int gr_parse_count(const char *arg, int *n_p)
     return 0;
 }
 
+#define GR_TIMEOUT_MAX_S 1e9 /* about 31 years (the --timeout message names it); never: 0 */
+
 static int parse_seconds(const char *arg, double *s_p)
 {
     char *end;
     errno = 0;
     double v = strtod(arg, &end);
-    if (errno != 0 || end == arg || *end != '\0' || !isfinite(v) || v < 0 || v > 1e9)
+    if (errno != 0 || end == arg || *end != '\0' || !isfinite(v) || v < 0 || v > GR_TIMEOUT_MAX_S)
         return -1;
     *s_p = v;
     return 0;
@@ -114,7 +116,8 @@ int gr_options_parse(int argc, char **argv, struct gr_opts *o)
             break;
         case OPT_TIMEOUT:
             if (parse_seconds(optarg, &o->timeout) < 0)
-                return usage_error("--timeout wants seconds (a number >= 0), not '%s'", optarg);
+                return usage_error("--timeout wants seconds (a number from 0 to 1e9; 0: never), "
+                                   "not '%s'", optarg);
             o->timeout_arg = optarg;
             break;
         case OPT_TAG:

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# gas-bench --tune FILE --coll LIST replaces only the rows of the listed
+# collectives for the measured rank count and node shape: every other line of
+# FILE stays, in its place (other collectives' rows for 2 ranks included).
+# The new rows go last under their own heading; a second run drops the first
+# run's heading with its rows.  No timing assertion: the choices of a --quick
+# run mean nothing.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+tune() {
+    timeout 60 "$BUILD/bin/gasrun" -n 2 --no-tag-output "$BUILD/bin/gas-bench" --tune "$T/my.conf" \
+        --coll allreduce,gather --quick --reps 1 --batch-ms 0.2 >"$T/out" 2>&1 ||
+        fail "gas-bench --tune: $(tail -3 "$T/out")"
+}
+replaced='^(allreduce|gather) +2 +1 '
+heading='^# measured by gas-bench --tune on 2 ranks .*: allreduce,gather$'
+cp configs/coll-tuning.conf "$T/my.conf"
+grep -Eq "$replaced" "$T/my.conf" || fail "configs/coll-tuning.conf has no 2-rank allreduce row to replace"
+grep -Eq '^(barrier|scatter) +2 +1 ' "$T/my.conf" || fail "configs/coll-tuning.conf has no other 2-rank rows"
+
+for round in 1 2; do
+    tune
+    # everything but the replaced rows, unchanged and in order, then the new heading
+    grep -Ev "$replaced" configs/coll-tuning.conf >"$T/want"
+    sed -n "/$heading/q;p" "$T/my.conf" >"$T/kept"
+    diff -u "$T/want" "$T/kept" >"$T/diff" || fail "round $round: other lines changed: $(head -20 "$T/diff")"
+    [ "$(grep -Ec "$heading" "$T/my.conf")" = 1 ] || fail "round $round: not one heading of this run"
+    sed -n "/$heading/,\$p" "$T/my.conf" | tail -n +2 >"$T/new"
+    grep -Evq "$replaced" "$T/new" && fail "round $round: rows other than allreduce/gather were written: $(cat "$T/new")"
+    for c in allreduce gather; do
+        grep -Eq "^$c +2 +1 +0 " "$T/new" || fail "round $round: no $c row from 0 bytes"
+    done
+    echo "ok: round $round kept the other $(wc -l <"$T/kept") lines"
+done
