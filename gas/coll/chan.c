@@ -631,11 +631,9 @@ int gas_co_chan_probe(struct gas_co_sched *s)
     struct gas_co_hdr h;
     for (int p = 0; p < t->size; p++) {
         if (!unread_chunk(t, p, &h) || stale(t, &h, s->call.seq))
-            continue;   /* (a stale chunk is thrown away by the receive that meets it) */
-        int32_t ahead = (int32_t)(h.seq - s->call.seq);
-        const char *why = ahead < 0   ? " (this rank expected no message from it then)"
-                          : ahead == 0 ? differs(s, &h)
-                                       : NULL;
+            continue;   /* (a stale chunk, an earlier call's included, is thrown away by the
+                           receive that meets it) */
+        const char *why = h.seq == s->call.seq ? differs(s, &h) : NULL;
         if (why == NULL)
             continue;   /* a later call's chunk, or this call's: no news */
         if (!gas_co_chan_check_notes(s))   /* a member's failure explains it, or: */
