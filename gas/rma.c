@@ -34,8 +34,6 @@ gas_status_t gas_gs_comp_wait(gas_tl_comp_t *comp, const char *call)
 
 gas_status_t gas_gs_comp_finish(gas_tl_comp_t *comp, const char *call)
 {
-    if (atomic_load_explicit(&comp->pending, memory_order_acquire) == 0)
-        return gas_gs_comp_status(comp, call);
     gas_status_t st = gas_gs_comp_wait(comp, call);
     if (atomic_load_explicit(&comp->pending, memory_order_acquire) != 0)
         gas_tl_forget(comp);   /* gave up (GAS_TIMEOUT): nothing may land after the return */

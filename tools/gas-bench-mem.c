@@ -125,7 +125,7 @@ static void *worker(void *arg)
 static double run_alloc(enum pattern pat, int use_gas, int nthreads, long ops)
 {
     pthread_t th[MAX_THREADS];
-    struct job jobs[64];
+    struct job jobs[MAX_THREADS];
     for (int t = 0; t < nthreads; t++) {
         jobs[t] = (struct job){pat, use_gas, ops, 0};
         pthread_create(&th[t], NULL, worker, &jobs[t]);

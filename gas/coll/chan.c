@@ -401,31 +401,31 @@ static int unread_chunk(gas_team_t t, int p, struct gas_co_hdr *h)
     return 1;
 }
 
+/* The end check's report: rank `from` sent this rank chunk h of a call no call of this rank took. */
+static gas_status_t found_at_end(gas_team_t t, const char *call, const struct gas_co_hdr *h,
+                                 int from)
+{
+    char theirs[160];
+    describe(theirs, sizeof theirs, h->seq, h->coll, h->alg, h->type, h->op);
+    return gas_rt_error(GAS_ERR_INVALID, call,
+                        "collective mismatch on a team of %d found at its end: rank %d sent "
+                        "this rank a message of its %s that no call of this rank took; the "
+                        "members' calls differed (another root, another collective, or a "
+                        "call this rank did not make), so results of the team's last "
+                        "collectives may be wrong",
+                        t->size, from, theirs);
+}
+
 gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
 {
     if (t->qhead != NULL || t->nfailed != 0)   /* a failure here was the report */
         return GAS_OK;
     struct gas_co_hdr h;
-    for (int p = 0; p < t->size; p++) {
-        int from;
-        if (unread_chunk(t, p, &h)) {
-            from = t->world[p];
-        } else if (p == 0 && t->left_from >= 0) {   /* one a later call threw away */
-            h = t->left;
-            from = t->left_from;
-        } else {
-            continue;
-        }
-        char theirs[160];
-        describe(theirs, sizeof theirs, h.seq, h.coll, h.alg, h.type, h.op);
-        return gas_rt_error(GAS_ERR_INVALID, call,
-                            "collective mismatch on a team of %d found at its end: rank %d sent "
-                            "this rank a message of its %s that no call of this rank took; the "
-                            "members' calls differed (another root, another collective, or a "
-                            "call this rank did not make), so results of the team's last "
-                            "collectives may be wrong",
-                            t->size, from, theirs);
-    }
+    for (int p = 0; p < t->size; p++)
+        if (unread_chunk(t, p, &h))
+            return found_at_end(t, call, &h, t->world[p]);
+    if (t->left_from >= 0)   /* one that a later call threw away */
+        return found_at_end(t, call, &t->left, t->left_from);
     /* No chunk shows it, but a member's part of a call failed after this rank's completed. */
     for (int p = 0; p < t->size; p++) {
         struct gas_co_note n;

@@ -325,31 +325,24 @@ static void recover_mode(void)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "team";
+    static const struct {
+        const char *name;
+        int min_ranks;
+        void (*run)(void);
+    } modes[] = {{"team", 3, team_mode},
+                 {"recover", 3, recover_mode},
+                 {"destroy", 1, destroy_mode},
+                 {"refused", 1, refused_mode}};
     test_begin("coll_end");
-    if (strcmp(mode, "team") == 0) {
-        if (t_nranks < 3) {
-            printf("skipped: needs 3 ranks or more\n");
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        if (strcmp(mode, modes[i].name) != 0)
+            continue;
+        if (t_nranks < modes[i].min_ranks) {
+            printf("skipped: needs %d ranks or more\n", modes[i].min_ranks);
             gas_finalize();
             return 77;
         }
-        team_mode();
-        return test_end();
-    }
-    if (strcmp(mode, "recover") == 0) {
-        if (t_nranks < 3) {
-            printf("skipped: needs 3 ranks or more\n");
-            gas_finalize();
-            return 77;
-        }
-        recover_mode();
-        return test_end();
-    }
-    if (strcmp(mode, "destroy") == 0) {
-        destroy_mode();
-        return test_end();
-    }
-    if (strcmp(mode, "refused") == 0) {
-        refused_mode();
+        modes[i].run();
         return test_end();
     }
     if (t_nranks != 2) {

@@ -6,12 +6,7 @@
 # rows and comments; an unwritable output file is an output error, not a
 # failed data check; empty lists and options where a value belongs are
 # refused.  No timing assertion: the numbers of a --quick run mean nothing.
-set -u
-cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib-tmp.sh"
 run() { timeout 120 "$BUILD/bin/gasrun" -n 2 --no-tag-output "$BUILD/bin/gas-bench" --quick --reps 2 "$@"; }
 
 modes=put-lat,get-bw,putsig-lat,amo-lat,amo-rate,barrier

@@ -9,12 +9,7 @@
 # (rank 0's namespace address), that the plots are SVG and that no namespace
 # is left.  No timing assertion: --quick measures nothing.  Needs root,
 # network namespaces and nft (the manifest says so).
-set -u
-cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib-tmp.sh"
 "$BUILD/bin/gas-info" | grep '^transports compiled in:' | grep -qw udp ||
     { echo "no udp transport compiled in"; exit 77; }
 

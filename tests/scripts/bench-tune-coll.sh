@@ -5,12 +5,7 @@
 # The new rows go last under their own heading; a second run drops the first
 # run's heading with its rows.  No timing assertion: the choices of a --quick
 # run mean nothing.
-set -u
-cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib-tmp.sh"
 tune() {
     timeout 60 "$BUILD/bin/gasrun" -n 2 --no-tag-output "$BUILD/bin/gas-bench" --tune "$T/my.conf" \
         --coll allreduce,gather --quick --reps 1 --batch-ms 0.2 >"$T/out" 2>&1 ||

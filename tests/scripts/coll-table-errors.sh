@@ -5,12 +5,7 @@
 # error about the algorithm gives), an unknown algorithm, and "auto" (the
 # table itself, so no row's algorithm; the list offered then lacks it).
 # gas-info --coll reads the table as gas_init does.
-set -u
-cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib-tmp.sh"
 algs='recursive_doubling|rabenseifner|ring|hierarchical'
 
 check() { # line, what the message must hold, what it must not

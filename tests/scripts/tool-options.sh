@@ -2,12 +2,7 @@
 # The small tools' options: --help prints the usage on stdout and exits 0
 # without running anything; an unknown option, or a bad --threads for
 # gas-bench-mem, exits 2 with a message naming it, before any work.
-set -u
-cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib-tmp.sh"
 
 expect() { # status, text the output must hold, command...
     local want=$1 text=$2; shift 2

@@ -117,20 +117,6 @@ static int parse_host_list(struct gr_job *job, const char *list)
     return rc;
 }
 
-/* Has a key been given on this line already?  Records it when not (keys: slots, iface, addr). */
-static bool given_twice(const char *key, unsigned *seen)
-{
-    static const char *const keys[] = { "slots", "iface", "addr" };
-    for (unsigned i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        if (strcmp(key, keys[i]) != 0)
-            continue;
-        if (*seen & 1u << i)
-            return true;
-        *seen |= 1u << i;
-    }
-    return false;
-}
-
 /*
  * One hostfile line (comment already cut): name [slots=K] [iface=NAME] [addr=IP],
  * each key at most once.
@@ -140,8 +126,7 @@ static int parse_hostfile_line(struct gr_job *job, const char *where, char *line
     char *save = NULL, *name = strtok_r(line, " \t\r", &save);
     if (name == NULL)
         return 0;   /* blank or comment only */
-    int slots = 0;
-    unsigned seen = 0;
+    int slots = 0;   /* 0, NULL: not given yet (a given slots is 1 or more) */
     const char *iface = NULL, *addr = NULL;
     for (char *kv = strtok_r(NULL, " \t\r", &save); kv != NULL;
          kv = strtok_r(NULL, " \t\r", &save)) {
@@ -149,7 +134,9 @@ static int parse_hostfile_line(struct gr_job *job, const char *where, char *line
         const char *val = eq ? eq + 1 : "";
         if (eq != NULL)
             *eq = '\0';
-        if (eq != NULL && given_twice(kv, &seen)) {
+        if (eq != NULL && ((strcmp(kv, "slots") == 0 && slots) ||
+                           (strcmp(kv, "iface") == 0 && iface) ||
+                           (strcmp(kv, "addr") == 0 && addr))) {
             gr_msg("%s: %s= given twice for host %s (each key once a line)", where, kv, name);
             return -1;
         }

@@ -95,32 +95,29 @@ static gas_status_t wc_to_status(enum gas_vb_wc_status s)
 
 extern const struct gas_tl_ops gas_udp_ops;
 
-/* Forget comp's operations to p (peer locked): results are dropped, the operations end unseen. */
+/* One reference to op with its result destination *dst: dropped when op is comp's (or orphaned). */
+static void forget_one(struct gas_rdma_op *op, gas_tl_comp_t *comp, void **dst)
+{
+    if (op == NULL || (op->comp != comp && !op->orphan))
+        return;
+    *dst = NULL;
+    op->comp = NULL;
+    op->orphan = 1;
+}
+
+/*
+ * Forget comp's operations to p (peer locked): their results are dropped and
+ * they end unseen.  An operation may hold several work requests: once one
+ * of them made it an orphan, the others are dropped as such.
+ */
 static void forget_on(gas_rdma_peer_t *p, gas_tl_comp_t *comp)
 {
     for (unsigned i = 0; i < p->nqp; i++)
-        for (unsigned k = 0; p->qp[i].wrs && k < p->qp_max; k++) {
-            struct gas_rdma_wr *w = &p->qp[i].wrs[k];
-            if (w->op && w->op->comp == comp)
-                w->dst = NULL;
-        }
+        for (unsigned k = 0; p->qp[i].wrs && k < p->qp_max; k++)
+            forget_one(p->qp[i].wrs[k].op, comp, &p->qp[i].wrs[k].dst);
+    /* (every reference to an operation of comp is a work request or a redo entry) */
     for (struct gas_rdma_redo *e = p->redo; e; e = e->next)
-        if (e->op && e->op->comp == comp)
-            e->dst = NULL;
-    /* (every reference to an operation of comp is one of those two) */
-    for (unsigned i = 0; i < p->nqp; i++)
-        for (unsigned k = 0; p->qp[i].wrs && k < p->qp_max; k++) {
-            struct gas_rdma_op *op = p->qp[i].wrs[k].op;
-            if (op && op->comp == comp) {
-                op->comp = NULL;
-                op->orphan = 1;
-            }
-        }
-    for (struct gas_rdma_redo *e = p->redo; e; e = e->next)
-        if (e->op && e->op->comp == comp) {
-            e->op->comp = NULL;
-            e->op->orphan = 1;
-        }
+        forget_one(e->op, comp, &e->dst);
 }
 
 void gas_rdma_forget(gas_tl_comp_t *comp)
