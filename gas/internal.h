@@ -181,7 +181,9 @@ gas_status_t gas_gs_sym_alloc(const char *call, uint64_t len, uint64_t *off_p);
  * the transports reach every rank), and teardown (from gas_gs_stop).
  */
 gas_status_t gas_co_start(void);
-gas_status_t gas_co_start_nodes(void);
+/* The node table's allgather also carries each rank's gas_rt_cpu_key();
+ * *cpu_sharers_p: how many ranks (this one included) have the same key. */
+gas_status_t gas_co_start_nodes(int *cpu_sharers_p);
 void gas_co_stop(void);
 /* At gas_finalize, after its barrier: gas_co_chan_leftover on every live team (the first error). */
 gas_status_t gas_co_check_ends(const char *call);

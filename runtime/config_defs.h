@@ -36,7 +36,7 @@ GAS_CONFIG_ROW(TIMEOUT, TIME, "0", NULL,
 GAS_CONFIG_ROW(STALL_WARN, TIME, "60s", NULL,
                "Log a warning naming the operation and peer when one wait has lasted this long (gas_init: naming the ranks not yet arrived; 0: never).")
 GAS_CONFIG_ROW(WAIT_SPIN, TIME, "50us", NULL,
-               "How long a wait spins without progress before it sleeps in the kernel (again each time it is woken); udp's progress thread also keeps polling its socket this long after serving a request. Not used when the node runs more ranks than cores.")
+               "How long a wait spins without progress before it sleeps in the kernel (again each time it is woken); udp's progress thread also keeps polling its socket this long after serving a request. Not used when more ranks than cores share this rank's CPUs (its node's ranks, and ranks in other network namespaces or containers on the same machine with the same affinity mask).")
 GAS_CONFIG_ROW(WAIT_SLICE, TIME, "0", NULL,
                "Longest a sleeping wait goes before it looks at its condition again, woken or not (0: 2 ms on the futex doorbell, 1 ms in the udp socket). Writers wake sleepers, so this is only a safety net; a large value turns a missed wake-up into a visible stall.")
 GAS_CONFIG_ROW(CONFIG_FILE, STRING, "", NULL,
@@ -102,7 +102,7 @@ GAS_CONFIG_ROW(UDP_RTO_INIT, TIME, "20ms", NULL,
 GAS_CONFIG_ROW(UDP_ACK_DELAY, TIME, "500us", NULL,
                "How long a receiver may hold a standalone acknowledgement of a one-way stream (sooner when the sender asks or 16 datagrams are unacknowledged).")
 GAS_CONFIG_ROW(UDP_LEASE, TIME, "0", NULL,
-               "Progress-thread mode: how long an application thread that polled the socket inside a wait keeps it (the progress thread stands aside and runs no timers meanwhile, and takes over at most this long after the thread leaves the library). 0: 200us when every rank of the node and its progress thread can have a CPU of its own, else 2ms (there a holder the scheduler preempts for longer than the lease loses it, and each hand-over wakes a thread that preempts a spinning one); the 200us lease grows to 2ms for the rest of the run once holders lose it to preemption twice within a second (CPUs shared with other namespaces, containers or jobs, which the first rule cannot see). A value set here is kept.")
+               "Progress-thread mode: how long an application thread that polled the socket inside a wait keeps it (the progress thread stands aside and runs no timers meanwhile, and takes over at most this long after the thread leaves the library). 0: 200us when every rank that shares this rank's CPUs (its node's, and those in other network namespaces or containers on the same machine with the same affinity mask) and its progress thread can have a CPU of its own, else 2ms (there a holder the scheduler preempts for longer than the lease loses it, and each hand-over wakes a thread that preempts a spinning one); the 200us lease grows to 2ms for the rest of the run once holders lose it to preemption twice within a second (CPUs shared with other jobs, or ranks with other affinity masks, which the first rule cannot see). A value set here is kept.")
 GAS_CONFIG_ROW(UDP_GSO, BOOL, "y", NULL,
                "Send each run of equal-size datagrams to one peer as a single UDP GSO message (UDP_SEGMENT, up to 64 datagrams): the kernel cuts it up after one pass through its stack instead of one per datagram. Switched off by itself, with a log line, where the kernel or the route refuses it.")
 GAS_CONFIG_ROW(UDP_PACE, BOOL, "y", NULL,

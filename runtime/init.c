@@ -109,8 +109,16 @@ GAS_EXPORT gas_status_t gas_init(void)
     if ((st = boot->barrier()) != GAS_OK || (st = gas_gs_agree()) != GAS_OK)
         goto err_arenas;
     /* Teams: the scratch slots come from the heap (collective), then the node table. */
-    if ((st = gas_co_start()) != GAS_OK || (st = gas_co_start_nodes()) != GAS_OK)
+    int cpu_sharers = 1;
+    if ((st = gas_co_start()) != GAS_OK || (st = gas_co_start_nodes(&cpu_sharers)) != GAS_OK)
         goto err_arenas;
+    /* Ranks in other network namespaces or containers on this machine share
+     * its CPUs too: now that every rank's CPU key is known, count them. */
+    if (!oversubscribed && cpu_sharers > gas_rt_usable_cpus()) {
+        oversubscribed = 1;
+        gas_rt_wait_set_spin(0);
+    }
+    gas_tl_cpu_sharers(cpu_sharers);
     gas_log_info("init", "rank %d of %d up (bootstrap %s, segment %llu bytes, NUMA: %s; huge "
                  "pages: %s%s)", boot->rank, boot->nranks, boot->name,
                  (unsigned long long)seg.size, place.numa_desc, place.huge_desc,

@@ -17,9 +17,10 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
     return h;
 }
 
-uint64_t gas_rt_node_id(void)
+/* h with this kernel boot's random id folded in (shared by every namespace
+ * and container); *read_p (unless NULL): whether it could be read. */
+static uint64_t hash_boot_id(uint64_t h, int *read_p)
 {
-    uint64_t h = 14695981039346656037ull;
     char buf[256] = "";
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
     if (f) {
@@ -27,11 +28,18 @@ uint64_t gas_rt_node_id(void)
             buf[0] = '\0';
         fclose(f);
     }
-    h = fnv1a(h, buf, strlen(buf));
+    if (read_p)
+        *read_p = buf[0] != '\0';
+    return fnv1a(h, buf, strlen(buf));
+}
+
+uint64_t gas_rt_node_id(void)
+{
+    uint64_t h = hash_boot_id(14695981039346656037ull, NULL);
+    char buf[256] = "";
     struct stat st;
     if (stat("/proc/self/ns/net", &st) == 0)
         h = fnv1a(h, &st.st_ino, sizeof st.st_ino);
-    memset(buf, 0, sizeof buf);
     gethostname(buf, sizeof buf - 1);
     h = fnv1a(h, buf, strlen(buf));
     return h ? h : 1;
@@ -49,4 +57,18 @@ int gas_rt_usable_cpus(void)
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
         return CPU_COUNT(&set);
     return gas_rt_node_cpus();
+}
+
+uint64_t gas_rt_cpu_key(void)
+{
+    int boot_read;
+    uint64_t h = hash_boot_id(14695981039346656037ull ^ 0x637075, &boot_read);
+    if (!boot_read) { /* no /proc: no sharing beyond this node can be seen */
+        uint64_t node = gas_rt_node_id();
+        h = fnv1a(h, &node, sizeof node);
+    }
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        h = fnv1a(h, &set, sizeof set);
+    return h ? h : 1;
 }

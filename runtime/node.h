@@ -17,4 +17,13 @@ int gas_rt_node_cpus(void);
 
 /* The CPUs this process may run on (its affinity mask; at least 1). */
 int gas_rt_usable_cpus(void);
+
+/*
+ * A 64-bit identity of "the CPUs this process competes for": equal for two
+ * processes under the same kernel boot with the same affinity mask, whatever
+ * their network namespace or host name (network namespaces and containers on
+ * one machine share its CPUs; gas_rt_node_id keeps them apart).  Processes
+ * with different masks are taken to run on different CPUs.
+ */
+uint64_t gas_rt_cpu_key(void);
 #endif

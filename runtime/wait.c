@@ -194,6 +194,11 @@ uint64_t gas_rt_wait_spin_ns(void)
     return atomic_load_explicit(&spin_budget_ns, memory_order_relaxed);
 }
 
+void gas_rt_wait_set_spin(uint64_t spin_ns)
+{
+    atomic_store_explicit(&spin_budget_ns, spin_ns, memory_order_relaxed);
+}
+
 /*
  * Drive progress and look at cond until it holds (1), or until `spin` ns have
  * passed without progress (0): a waiter that is serving its peers' requests

@@ -158,6 +158,8 @@ void gas_rt_wait_setup(gas_rt_doorbell_t *own, const char *seg_base, uint64_t se
 
 /* How long a wait spins before it sleeps (0 on an oversubscribed node). */
 uint64_t gas_rt_wait_spin_ns(void);
+/* Change it (gas_init, once it knows every rank that shares this one's CPUs). */
+void gas_rt_wait_set_spin(uint64_t spin_ns);
 
 /* The longest sleep before a wait looks again (GAS_WAIT_SLICE; 0: 2 ms). */
 void gas_rt_wait_set_slice(uint64_t slice_ns);

@@ -230,6 +230,13 @@ void gas_tl_forget(gas_tl_comp_t *comp)
             registry[i]->forget(comp);
 }
 
+void gas_tl_cpu_sharers(int ranks)
+{
+    for (size_t i = 0; i < NREG; i++)
+        if (active[i] && registry[i]->cpu_sharers)
+            registry[i]->cpu_sharers(ranks);
+}
+
 int gas_tl_first_lost(const int *ranks, int n)
 {
     if (gas_udp_dead_count() == 0)

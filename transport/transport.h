@@ -124,6 +124,13 @@ struct gas_tl_ops {
      * when every operation completes within its call.
      */
     void (*forget)(gas_tl_comp_t *comp);
+    /*
+     * Told once, at the end of gas_init: how many ranks of the job (this one
+     * included) compete for this rank's CPUs (gas_rt_cpu_key: same kernel,
+     * same affinity mask; more than env->local_size where network namespaces
+     * or containers share a machine).  NULL where it does not matter.
+     */
+    void (*cpu_sharers)(int ranks);
     /* Drive outstanding work; returns how many events were handled. */
     int (*progress)(void);
     /*
@@ -137,6 +144,8 @@ struct gas_tl_ops {
 
 /* Every active transport's forget(comp) (see the ops table). */
 void gas_tl_forget(gas_tl_comp_t *comp);
+/* Every active transport's cpu_sharers(ranks) (see the ops table). */
+void gas_tl_cpu_sharers(int ranks);
 
 /* Bring up the transports; publishes this rank's addresses through the bootstrap. */
 struct gas_rt_boot;

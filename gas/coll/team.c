@@ -252,16 +252,26 @@ gas_status_t gas_co_start(void)
 gas_status_t gas_co_allgather_bytes(const char *call, gas_team_t t, void *dst, const void *src,
                                     size_t bytes);
 
-gas_status_t gas_co_start_nodes(void)
+gas_status_t gas_co_start_nodes(int *cpu_sharers_p)
 {
     gas_team_t w = gas_team_world_;
-    uint64_t me = my_node();
-    uint64_t *ids = malloc((size_t)w->size * sizeof *ids);
-    if (ids == NULL)
+    uint64_t me[2] = {my_node(), gas_rt_cpu_key()};
+    uint64_t *both = malloc((size_t)w->size * sizeof me), *ids = malloc((size_t)w->size * sizeof *ids);
+    if (both == NULL || ids == NULL) {
+        free(both);
+        free(ids);
         return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the node table");
-    gas_status_t st = gas_co_allgather_bytes("gas_init", w, ids, &me, sizeof me);
+    }
+    gas_status_t st = gas_co_allgather_bytes("gas_init", w, both, me, sizeof me);
+    int sharers = 0;
+    for (int r = 0; st == GAS_OK && r < w->size; r++) {
+        ids[r] = both[2 * r];
+        sharers += both[2 * r + 1] == me[1];
+    }
     if (st == GAS_OK && set_nodes(w, ids) != GAS_OK)
         st = gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the node table");
+    *cpu_sharers_p = sharers > 0 ? sharers : 1;
+    free(both);
     free(ids);
     return st;
 }

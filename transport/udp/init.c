@@ -37,6 +37,28 @@ static uint64_t auto_lease(const gas_tl_env_t *env)
     return threads <= gas_rt_usable_cpus() ? GAS_UDP_LEASE_SHORT : GAS_UDP_LEASE_CROWDED;
 }
 
+/*
+ * At the end of gas_init: `ranks` ranks of the job compete for this rank's
+ * CPUs (network namespaces or containers on one machine count, which
+ * env->local_size did not).  Where their progress threads and waiters
+ * outnumber those CPUs, the automatic lease takes its crowded length now
+ * instead of after two preemptions (lease_watch in progress.c).
+ */
+void gas_udp_cpu_sharers(int ranks)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    int cpus = gas_rt_usable_cpus();
+    /* Only where the launcher's count gave the short lease (said whether or
+     * not the growth rule got there first during gas_init). */
+    if (!g->cfg.lease_auto || g->cfg.lease >= GAS_UDP_LEASE_CROWDED || 2 * (int64_t)ranks <= cpus)
+        return;
+    atomic_store(&g->lease_ns, GAS_UDP_LEASE_CROWDED);
+    gas_log_info("udp", "%d ranks of this job (network namespaces or containers on this machine "
+                        "included) share this rank's %d CPU%s: the lease is %.0f ms "
+                        "(GAS_UDP_LEASE sets it)",
+                 ranks, cpus, cpus == 1 ? "" : "s", GAS_UDP_LEASE_CROWDED / 1e6);
+}
+
 static gas_status_t read_config(struct gas_udp_cfg *c, const gas_tl_env_t *env)
 {
     uint64_t mtu = gas_rt_config_size(GAS_CFG_UDP_MTU);

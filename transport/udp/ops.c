@@ -496,6 +496,7 @@ const struct gas_tl_ops gas_udp_ops = {
     .fence = udp_fence,
     .quiet = udp_quiet,
     .forget = udp_forget,
+    .cpu_sharers = gas_udp_cpu_sharers,
     .progress = gas_udp_progress,
     .stats = udp_stats,
     .disconnect = udp_disconnect,

@@ -378,6 +378,8 @@ int gas_udp_event_run(int polled);
 /* ---- init.c ---- */
 gas_status_t gas_udp_init(const gas_tl_env_t *env);
 void gas_udp_fini(void);
+/* The ops table's cpu_sharers: the automatic lease where they outnumber the CPUs. */
+void gas_udp_cpu_sharers(int ranks);
 
 /* ---- ops.c ---- */
 #define GAS_UDP_COUNT(field, n) \
