@@ -245,6 +245,42 @@ static int top_ok(uint64_t end, void *arg)
  * another arena holds (held.h says why).  NULL with fail_why set when
  * neither has room or backing fails.
  */
+/*
+ * Neither the free ranges nor the middle alone hold size bytes aligned to
+ * align, but the lowest free range starts at the floor (blocks freed at the
+ * bottom of the arenas' space): carve the rest from the middle just below
+ * it, so that the two merge into one range that does.  0 when that range is
+ * now among the free ranges, -1 when it cannot be (fail_why set).
+ */
+static int grow_lowest_free(size_t size, size_t align)
+{
+    pthread_mutex_lock(&big_lock);
+    struct gas_al_range low = big.nfree > 0 ? big.free[0] : (struct gas_al_range){0, 0};
+    pthread_mutex_unlock(&big_lock);
+    uint64_t floor = 0, off = 0, prev = 0, end = low.off + low.len;
+    gas_al_space_get(cfg.space, NULL, &floor);
+    fail_why = GAS_AL_ARENA_NOSPACE;
+    if (low.len == 0 || low.off != floor || low.len >= size || end < size)
+        return -1;
+    uint64_t start = (end - size) & ~((uint64_t)align - 1);
+    if (gas_al_space_take(cfg.space, low.off - start, align, &off, &prev) != 0)
+        return -1;
+    if (cfg.prefault &&
+        gas_al_segment_back(cfg.seg, cfg.limits, off, prev - off, fail_text, sizeof fail_text) != 0) {
+        gas_al_space_untake(cfg.space, off, prev);
+        fail_why = GAS_AL_ARENA_NOBACKING;
+        return -1;
+    }
+    /* Taken below whatever the floor is now (another thread may have moved
+     * it): the range is the arenas' either way, and waits in the free ranges. */
+    pthread_mutex_lock(&big_lock);
+    int rc = gas_al_big_give(&big, off, prev - off);
+    pthread_mutex_unlock(&big_lock);
+    if (rc != 0)
+        fail_why = GAS_AL_ARENA_NOMEM;
+    return rc;
+}
+
 static void *take_extent(size_t size, size_t align, int node, int zero, int ind)
 {
     uint64_t off = 0, prev = 0;
@@ -252,8 +288,15 @@ static void *take_extent(size_t size, size_t align, int node, int zero, int ind)
     int reused = gas_al_big_take(&big, size, align, ind >= 0 ? top_ok : NULL, &ind, &off) == 0;
     pthread_mutex_unlock(&big_lock);
     if (!reused && gas_al_space_take(cfg.space, size, align, &off, &prev) != 0) {
-        fail_why = GAS_AL_ARENA_NOSPACE;
-        return NULL;
+        if (grow_lowest_free(size, align) != 0)
+            return NULL;
+        pthread_mutex_lock(&big_lock);
+        reused = gas_al_big_take(&big, size, align, ind >= 0 ? top_ok : NULL, &ind, &off) == 0;
+        pthread_mutex_unlock(&big_lock);
+        if (!reused) {
+            fail_why = GAS_AL_ARENA_NOSPACE;
+            return NULL;
+        }
     }
     char *addr = cfg.seg->base + off;
     if (node >= 0)

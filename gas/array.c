@@ -205,19 +205,25 @@ static void heap_shrink(void)
         gas_al_space_settle(&gas_gs.space, end);
 }
 
-static gas_status_t nospace(const char *call, uint64_t want, uint64_t nbytes, const char *why)
+/* nbytes: the array's total (0: a block of `want` bytes per rank, sized by
+ * the setting `sized_by`, which the hint then offers to lower). */
+static gas_status_t nospace(const char *call, uint64_t want, uint64_t nbytes, const char *sized_by,
+                            const char *why)
 {
-    char need[32], fr[32], big[32], hint[400];
+    char need[32], fr[32], big[32], hint[400], total_text[80] = "";
     uint64_t total = 0, largest = 0;
     gas_al_heap_stats(&gas_gs.heap, &total, &largest, NULL);
     gas_rt_format_bytes(need, sizeof need, want);
     gas_rt_format_bytes(fr, sizeof fr, total);
     gas_rt_format_bytes(big, sizeof big, largest);
+    if (nbytes)
+        snprintf(total_text, sizeof total_text, " (%llu bytes over %d ranks)",
+                 (unsigned long long)nbytes, gas_gs.nranks);
     return gas_rt_error(GAS_ERR_NOSPACE, call,
-                        "cannot allocate %s per rank (%llu bytes over %d ranks): the symmetric "
-                        "heap has %s free below its end, the largest free block is %s, and %s; "
-                        "%s",
-                        need, (unsigned long long)nbytes, gas_gs.nranks, fr, big, why,
+                        "cannot allocate %s per rank%s: the symmetric heap has %s free below its "
+                        "end, the largest free block is %s, and %s; %s%s%s%s",
+                        need, total_text, fr, big, why, sized_by ? "lower " : "",
+                        sized_by ? sized_by : "", sized_by ? " or " : "",
                         gas_gs_raise_hint(hint, sizeof hint));
 }
 
@@ -228,7 +234,8 @@ static gas_status_t nospace(const char *call, uint64_t want, uint64_t nbytes, co
  * decides for everyone (see alloc/space.h).  Collective only when growing,
  * and every rank takes that path together (the heaps are identical).
  */
-static gas_status_t place_block(const char *call, uint64_t want, uint64_t nbytes, uint64_t *off_p)
+static gas_status_t place_block(const char *call, uint64_t want, uint64_t nbytes,
+                                const char *sized_by, uint64_t *off_p)
 {
     gas_status_t st = gas_al_heap_alloc(&gas_gs.heap, want, GAS_GS_ALLOC_ALIGN, off_p);
     if (st != GAS_ERR_NOSPACE) {
@@ -240,7 +247,7 @@ static gas_status_t place_block(const char *call, uint64_t want, uint64_t nbytes
     char why[200];
     if (gas_al_heap_need_end(&gas_gs.heap, want, GAS_GS_ALLOC_ALIGN, &need) != GAS_OK ||
         need > gas_gs.seg_min)
-        return nospace(call, want, nbytes, "the segment ends before the block would");
+        return nospace(call, want, nbytes, sized_by, "the segment ends before the block would");
     uint64_t grain = need > UINT64_MAX - GAS_GS_HEAP_GRAIN ? need
                    : (need + GAS_GS_HEAP_GRAIN - 1) / GAS_GS_HEAP_GRAIN * GAS_GS_HEAP_GRAIN;
     uint64_t tries[2] = {grain < gas_gs.seg_min ? grain : gas_gs.seg_min, need};
@@ -272,13 +279,14 @@ static gas_status_t place_block(const char *call, uint64_t want, uint64_t nbytes
              "growing it to offset %llu would run into gas_alloc memory, which reaches down "
              "to offset %llu (%s) on some rank",
              (unsigned long long)need, (unsigned long long)lowest, at);
-    return nospace(call, want, nbytes, why);
+    return nospace(call, want, nbytes, sized_by, why);
 }
 
-gas_status_t gas_gs_sym_alloc(const char *call, uint64_t len, uint64_t *off_p)
+gas_status_t gas_gs_sym_alloc(const char *call, uint64_t len, const char *sized_by,
+                              uint64_t *off_p)
 {
     uint64_t want = (len + GAS_GS_ALLOC_ALIGN - 1) / GAS_GS_ALLOC_ALIGN * GAS_GS_ALLOC_ALIGN;
-    gas_status_t st = place_block(call, want, len, off_p);
+    gas_status_t st = place_block(call, want, 0, sized_by, off_p);
     if (st == GAS_OK)
         heap_publish();
     return st;
@@ -354,7 +362,7 @@ static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem
     }
     uint64_t want = (l.local_bytes + GAS_GS_ALLOC_ALIGN - 1) / GAS_GS_ALLOC_ALIGN * GAS_GS_ALLOC_ALIGN;
     uint64_t off;
-    if ((st = place_block(call, want, l.nbytes, &off)) != GAS_OK)
+    if ((st = place_block(call, want, l.nbytes, NULL, &off)) != GAS_OK)
         return st;
     if (gas_gs.prefault && (st = prefault_block(call, off, l.local_bytes)) != GAS_OK)
         return st;

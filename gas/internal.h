@@ -15,7 +15,8 @@
 #include "runtime/error.h"
 #include "transport/transport.h"
 
-enum gas_gs_phase { GAS_GS_NEVER = 0, GAS_GS_UP = 1, GAS_GS_DOWN = 2 };
+/* GAS_GS_CHILD: this process is a child that fork() made of an initialised one. */
+enum gas_gs_phase { GAS_GS_NEVER = 0, GAS_GS_UP = 1, GAS_GS_DOWN = 2, GAS_GS_CHILD = 3 };
 
 struct gas_gs_state {
     int phase;
@@ -35,15 +36,23 @@ struct gas_gs_state {
 
 extern struct gas_gs_state gas_gs;
 
+/* Why libgas cannot be used now (phase not UP): "libgas is <this>". */
+static inline const char *gas_gs_phase_why(void)
+{
+    return gas_gs.phase == GAS_GS_NEVER ? "not initialised (call gas_init first)"
+         : gas_gs.phase == GAS_GS_CHILD
+             ? "not usable in a child that fork() made: it serves only the process that called "
+               "gas_init (a child may exec or exit)"
+             : "finalised (gas_finalize was called)";
+}
+
 /* GAS_OK when initialised, else the NOT_INIT error raised for `call`,
  * logged at the caller's file and line (the API function's), not this header's. */
 static inline gas_status_t gas_gs_check_at(const char *file, int line, const char *call)
 {
     if (__builtin_expect(gas_gs.phase == GAS_GS_UP, 1))
         return GAS_OK;
-    return gas_rt_error_at(file, line, GAS_ERR_NOT_INIT, call, "libgas is %s",
-                           gas_gs.phase == GAS_GS_NEVER ? "not initialised (call gas_init first)"
-                                                        : "finalised (gas_finalize was called)");
+    return gas_rt_error_at(file, line, GAS_ERR_NOT_INIT, call, "libgas is %s", gas_gs_phase_why());
 }
 #define gas_gs_check(call) gas_gs_check_at(__FILE__, __LINE__, (call))
 
@@ -171,9 +180,11 @@ void gas_gs_stop(void);
 /*
  * Collective: len bytes at the same offset of every rank's segment, from the
  * symmetric heap (growing it when needed, like gas_malloc; not an array).
- * Raises GAS_ERR_NOSPACE for `call` when it does not fit.
+ * Raises GAS_ERR_NOSPACE for `call` when it does not fit, advising to lower
+ * the setting `sized_by` (or NULL) or to raise GAS_SEGMENT_SIZE.
  */
-gas_status_t gas_gs_sym_alloc(const char *call, uint64_t len, uint64_t *off_p);
+gas_status_t gas_gs_sym_alloc(const char *call, uint64_t len, const char *sized_by,
+                              uint64_t *off_p);
 
 /*
  * Teams (gas/coll/): the team scratch slots and the world team, then the

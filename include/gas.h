@@ -141,6 +141,12 @@ GAS_EXPORT const char *gas_last_error(void);
  * whose GASRUN_NRANKS says it is one rank of several but that has no boot
  * channel to gasrun (GASRUN_BOOT_FD / GASRUN_BOOT_ADDR unset) fails with
  * GAS_ERR_BOOTSTRAP rather than run as a job of one.
+ *
+ * fork(): libgas serves only the process that called gas_init.  A child
+ * that fork() makes of it may exec another program or exit (system() and
+ * popen() are fine); any libgas call in the child fails with
+ * GAS_ERR_NOT_INIT (gas_init with GAS_ERR_INVALID), saying so, and with
+ * GAS_ERRORS=abort that ends the child alone, not the job.
  */
 GAS_EXPORT gas_status_t gas_init(void);
 

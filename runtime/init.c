@@ -19,7 +19,10 @@
 #include "transport/transport.h"
 #include "wait.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct gas_rt_boot *boot;
@@ -30,6 +33,18 @@ static void abort_through_launcher(int code, const char *msg)
         boot->abort(code, msg);
 }
 
+/* A child that fork() makes shares the parent's segment (a MAP_SHARED file)
+ * and allocator state in it: calls from the child would corrupt the parent's
+ * bookkeeping, so every call there fails (gas_gs_phase_why).  The launcher's
+ * connection is the parent's too: the child never writes to it. */
+static void forked_child(void)
+{
+    if (gas_gs.phase == GAS_GS_UP) {
+        gas_gs.phase = GAS_GS_CHILD;
+        gas_rt_abort_hook = NULL; /* an error that aborts ends the child, not the job */
+    }
+}
+
 GAS_EXPORT gas_status_t gas_init(void)
 {
     if (gas_gs.phase == GAS_GS_UP)
@@ -37,6 +52,17 @@ GAS_EXPORT gas_status_t gas_init(void)
     if (gas_gs.phase == GAS_GS_DOWN)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init",
                             "libgas cannot be initialised again after gas_finalize");
+    if (gas_gs.phase == GAS_GS_CHILD)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                            "this is a child that fork() made of a process that uses libgas: "
+                            "its segment and peers are the parent's (exec a new program instead)");
+    /* Until the bootstrap opens, the launcher's word names this rank in
+     * messages (a bad GAS_* setting is reported by every rank). */
+    const char *launcher_rank = getenv("GASRUN_RANK");
+    char *end = NULL;
+    long r = launcher_rank ? strtol(launcher_rank, &end, 10) : -1;
+    if (launcher_rank && end != launcher_rank && *end == '\0' && r >= 0 && r <= INT32_MAX)
+        gas_rt_log_rank_ = (int)r;
     gas_status_t st = gas_rt_config_load();
     if (st != GAS_OK)
         return st;
@@ -123,6 +149,9 @@ GAS_EXPORT gas_status_t gas_init(void)
                  "pages: %s%s)", boot->rank, boot->nranks, boot->name,
                  (unsigned long long)seg.size, place.numa_desc, place.huge_desc,
                  oversubscribed ? "; oversubscribed: waits sleep at once" : "");
+    static int atfork_set; /* gas_init succeeds once per process */
+    if (!atfork_set)
+        atfork_set = pthread_atfork(NULL, NULL, forked_child) == 0;
     return GAS_OK;
 
 err_arenas:

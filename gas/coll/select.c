@@ -163,8 +163,7 @@ GAS_EXPORT gas_status_t gas_coll_set_algorithm(gas_coll_t coll, const char *algo
     if (gas_gs.phase != GAS_GS_UP)
         return gas_rt_error(GAS_ERR_NOT_INIT, call, "libgas is %s; to force an algorithm from "
                             "the start, set GAS_COLL_<NAME> (e.g. GAS_COLL_ALLREDUCE=ring)",
-                            gas_gs.phase == GAS_GS_NEVER ? "not initialised (call gas_init first)"
-                                                         : "finalised (gas_finalize was called)");
+                            gas_gs_phase_why());
     if ((unsigned)coll >= GAS_COLL_COUNT)
         return gas_rt_error(GAS_ERR_INVALID, call, "unknown collective %d", (int)coll);
     if (algorithm == NULL)

@@ -233,7 +233,7 @@ gas_status_t gas_co_start(void)
     /* The world's slot: the same offset everywhere, from the symmetric heap. */
     uint64_t off = 0;
     st = gas_gs_sym_alloc("gas_init (the world team's scratch, GAS_COLL_SCRATCH)",
-                          gas_co_chan_geometry(w), &off);
+                          gas_co_chan_geometry(w), "GAS_COLL_SCRATCH", &off);
     if (st != GAS_OK) {
         team_free(w);
         return st;

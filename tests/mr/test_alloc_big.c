@@ -11,6 +11,11 @@
  * least 90% of the space that was free at the start in live blocks.  Every
  * block carries a pattern that the next rank reads back through gas_get, so
  * an overlap or a block outside the segment shows as a mismatch.
+ *
+ * First, on the fresh segment: a block of half the room, freed, lies at the
+ * bottom of the arenas' space, right above the unclaimed middle; a block
+ * 16 MiB bigger must then fit (the freed range grows down into the middle)
+ * instead of failing with NOSPACE while most of the segment is free.
  */
 #include "check.h"
 
@@ -19,6 +24,16 @@ enum { MAXBLK = 1024 };
 
 static gas_ptr_t blk[MAXBLK];
 static gas_ptr_t table;   /* per rank: MAXBLK block pointers (gas_malloc'ed) */
+
+/* Pattern the first and last 64 KiB of blk[n] for round `round` (writing all of it
+ * costs minutes here). */
+static void mark(int n, uint64_t size, int round)
+{
+    uint64_t edge = size < 64 * 1024 ? size : 64 * 1024;
+    char *p = gas_ptr_local(blk[n]);
+    pattern_fill(p, edge, round * MAXBLK + n, t_rank, 0);
+    pattern_fill(p + size - edge, edge, round * MAXBLK + n, t_rank, size - edge);
+}
 
 /* One round: fill with blocks of `size` bytes; returns how many fitted. */
 static int fill(uint64_t size, int round)
@@ -31,11 +46,7 @@ static int fill(uint64_t size, int round)
                   size, st, gas_last_error());
             break;
         }
-        /* The first and last 64 KiB carry the pattern (writing all of it costs minutes here). */
-        uint64_t edge = size < 64 * 1024 ? size : 64 * 1024;
-        char *p = gas_ptr_local(blk[n]);
-        pattern_fill(p, edge, round * MAXBLK + n, t_rank, 0);
-        pattern_fill(p + size - edge, edge, round * MAXBLK + n, t_rank, size - edge);
+        mark(n, size, round);
         n++;
     }
     return n;
@@ -64,6 +75,26 @@ static void check_neighbour(int n, uint64_t size, int round)
     MUST(gas_barrier());
 }
 
+/* A freed block at the bottom of the arenas' space and the middle below it serve a bigger one. */
+static void grow_from_freed(uint64_t room, int round)
+{
+    uint64_t first = (room / 2) & ~(MiB - 1), second = first + 16 * MiB;
+    MUST(gas_alloc(first, &blk[0]));
+    CHECK_OK(gas_dealloc(blk[0]));
+    gas_status_t st = gas_alloc(second, &blk[0]);
+    CHECK(st == GAS_OK, "a %" PRIu64 " MiB block after freeing one of %" PRIu64 " MiB (room %" PRIu64
+          " MiB): %d (%s)", second / MiB, first / MiB, room / MiB, st, gas_last_error());
+    int n = st == GAS_OK;
+    if (n)
+        mark(0, second, round);
+    test_note("%" PRIu64 " MiB block, freed, then %" PRIu64 " MiB: %s", first / MiB, second / MiB,
+              n ? "fits" : "refused");
+    check_neighbour(n, second, round);
+    if (n)
+        CHECK_OK(gas_dealloc(blk[0]));
+    MUST(gas_barrier());
+}
+
 int main(void)
 {
     setenv("GAS_SEGMENT_SIZE", "256m", 0);
@@ -73,6 +104,7 @@ int main(void)
     MUST(gas_memory_stats(&st));
     uint64_t room = st.reserved - st.heap_end;   /* what the arenas may have, at most */
     const uint64_t sizes[] = {1 * MiB, 2 * MiB, 3 * MiB, 4 * MiB, 4 * MiB + 100, 16 * MiB};
+    grow_from_freed(room, (int)(sizeof sizes / sizeof sizes[0]));
     for (int round = 0; round < (int)(sizeof sizes / sizeof sizes[0]); round++) {
         uint64_t size = sizes[round];
         int n = fill(size, round);
