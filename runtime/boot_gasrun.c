@@ -245,13 +245,17 @@ static gas_status_t open_socket(const char *fd_text, const char *addr)
     if (fd == -EINVAL)
         return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
                             "GASRUN_BOOT_ADDR=%s is not a numeric ip:port or [ipv6]:port", addr);
-    if (fd < 0)
+    if (fd < 0) {
+        char tried[80] = "";
+        if (fd != -ETIMEDOUT && ms > 0)
+            snprintf(tried, sizeof tried, " (tried again for GAS_BOOT_TIMEOUT, %.1f s)", ns / 1e9);
         return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
                             "cannot connect to gasrun's rendezvous at %s (GASRUN_BOOT_ADDR): %s%s",
                             addr, strerror(-fd),
                             fd == -ETIMEDOUT ? " (raise GAS_BOOT_TIMEOUT, or make gasrun listen "
                                                "on an address this host reaches: gasrun --bind)"
-                                             : "");
+                                             : tried);
+    }
     boot_fd = fd;
     return GAS_OK;
 }
@@ -303,7 +307,8 @@ gas_status_t gas_rt_boot_gasrun_open(struct gas_rt_boot *b)
         return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
                             "gasrun at %s (GASRUN_BOOT_ADDR) closed the connection after HELLO "
                             "(%s): it does not know this rank (wrong GASRUN_JOB_KEY or rank), "
-                            "or its job is over", addr, strerror(-rc));
+                            "the HELLO reached it later than it waits (GAS_BOOT_TIMEOUT), or "
+                            "its job is over", addr, strerror(-rc));
     }
     uint32_t n = rlen >= 4 ? gas_boot_get_u32(reply) : 0;
     free(reply);

@@ -108,30 +108,57 @@ static int connect_wait(int fd, int timeout_ms)
     }
 }
 
+/* One attempt: a connected non-blocking socket, or -errno. */
+static int connect_once(const struct sockaddr_storage *ss, socklen_t len, int timeout_ms)
+{
+    int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -errno;
+    if (connect(fd, (const struct sockaddr *)ss, len) < 0) {
+        int rc = errno == EINPROGRESS ? connect_wait(fd, timeout_ms) : -errno;
+        if (rc < 0) {
+            close(fd);
+            return rc;
+        }
+    }
+    return fd;
+}
+
+/* Errors that a network coming up, or a listener not there yet, may cure. */
+static int transient(int err)
+{
+    return err == ECONNREFUSED || err == ENETUNREACH || err == EHOSTUNREACH || err == ENETDOWN ||
+           err == EHOSTDOWN || err == ETIMEDOUT || err == ECONNRESET || err == ECONNABORTED ||
+           err == EAGAIN || err == EINTR;
+}
+
 int gas_boot_tcp_connect(const char *addr_text, int timeout_ms)
 {
     struct sockaddr_storage ss;
     socklen_t len;
     if (gas_boot_addr_parse(addr_text, &ss, &len) < 0)
         return -EINVAL;
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return -errno;
-    int rc = 0;
-    if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
-        rc = errno == EINPROGRESS ? connect_wait(fd, timeout_ms) : -errno;
-        if (rc < 0)
-            goto err_close;
+    long long deadline = now_ms() + timeout_ms;
+    int pause_ms = 50, fd;
+    for (;;) {
+        long long left = deadline - now_ms();
+        fd = connect_once(&ss, len, timeout_ms > 0 ? (int)(left > 0 ? left : 1) : 0);
+        long long rest = deadline - now_ms();
+        if (fd >= 0 || !transient(-fd) || timeout_ms <= 0 || rest <= 0)
+            break;
+        int nap = rest < pause_ms ? (int)rest : pause_ms; /* the last try comes at the deadline */
+        struct timespec ts = {.tv_sec = nap / 1000, .tv_nsec = (long)(nap % 1000) * 1000000};
+        nanosleep(&ts, NULL);
+        pause_ms = pause_ms * 2 > 1000 ? 1000 : pause_ms * 2;
     }
+    if (fd < 0)
+        return fd;
     int flags = fcntl(fd, F_GETFL);
     if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-        rc = -errno;
-        goto err_close;
+        int rc = -errno;
+        close(fd);
+        return rc;
     }
     gas_boot_tcp_tune(fd);
     return fd;
-
-err_close:
-    close(fd);
-    return rc;
 }

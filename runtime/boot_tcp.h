@@ -26,9 +26,12 @@ int gas_boot_addr_parse(const char *text, struct sockaddr_storage *ss, socklen_t
 void gas_boot_addr_format(const struct sockaddr *sa, socklen_t len, char *buf, size_t size);
 
 /*
- * Connect to `addr_text` within timeout_ms (<= 0: the kernel's own limit).
- * Returns a blocking, close-on-exec socket tuned with gas_boot_tcp_tune(), or
- * -EINVAL (bad address), -ETIMEDOUT, or the connect error (-ECONNREFUSED ...).
+ * Connect to `addr_text` within timeout_ms.  Errors that a network coming up
+ * or a listener not yet there may cure (refused, unreachable, timed out,
+ * reset) are retried, after 50 ms doubling up to 1 s, until the time is up
+ * (timeout_ms <= 0: one attempt, within the kernel's own limit).  Returns a blocking,
+ * close-on-exec socket tuned with gas_boot_tcp_tune(), or -EINVAL (bad
+ * address), or the last attempt's error (-ETIMEDOUT, -ECONNREFUSED ...).
  */
 int gas_boot_tcp_connect(const char *addr_text, int timeout_ms);
 

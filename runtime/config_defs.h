@@ -16,7 +16,7 @@ GAS_CONFIG_ROW(LOG_LEVEL, ENUM, "warn", "fatal|error|warn|info|debug|trace",
 GAS_CONFIG_ROW(ERRORS, ENUM, "abort", "abort|return",
                "What an API error does after logging it: abort the whole job, or return the error code to the caller.")
 GAS_CONFIG_ROW(BOOT_TIMEOUT, TIME, "30s", NULL,
-               "How long gas_init waits to connect to gasrun's rendezvous when the rank runs on another host than gasrun (GASRUN_BOOT_ADDR); past it gas_init fails naming the address.")
+               "How long gas_init waits to connect to gasrun's rendezvous when the rank runs on another host than gasrun (GASRUN_BOOT_ADDR), retrying refused or unreachable connections meanwhile (a network or interface still coming up); past it gas_init fails naming the address. gasrun waits as long for such a rank's first message (its HELLO); 0: one attempt, and 30 s for the HELLO.")
 GAS_CONFIG_ROW(SEGMENT_SIZE, SIZE, "auto", "auto",
                "Bytes of address space reserved for each rank's segment, which gas_malloc and gas_alloc share; pages are backed on first touch. At least 6m (the least in which gas_init and a first gas_alloc fit; smaller values are refused). auto (or 0): 3/8 of the address space this process may use (RLIMIT_AS, 47-bit user space) divided by the ranks on the node, rounded down to a power of two (and within GAS_SEGMENT_DIR's size). Every rank maps the segments of all ranks on its node, so ranks-per-node x size must fit 3/4 of that space.")
 GAS_CONFIG_ROW(SEGMENT_DIR, STRING, "", NULL,

@@ -3,7 +3,8 @@
 # of 4 ranks over two network namespaces waits on a gate, foreign TCP clients
 # in namespace B connect to the port and send garbage, a HELLO with a wrong
 # key, a HELLO with the right key for a rank that is connected already, or
-# nothing; and more connections than may wait for a HELLO.  Each is closed
+# nothing (refused after the HELLO window, GAS_BOOT_TIMEOUT=5s here); and more
+# connections than may wait for a HELLO.  Each is closed
 # without a byte sent to it, the refusals are logged and counted, and the job
 # then finishes normally.
 . "$(dirname "$0")/lib-gasrun.sh"
@@ -15,7 +16,7 @@ A=${NS[0]} B=${NS[1]}
 PORT=$((20000 + RANDOM % 20000))   # the namespaces are ours: any port is free
 GATE=$TMPD/gate
 
-ip netns exec "$A" "$GASRUN" -n 4 --hosts "$A,$B" --launcher 'ip netns exec' \
+ip netns exec "$A" env GAS_BOOT_TIMEOUT=5s "$GASRUN" -n 4 --hosts "$A,$B" --launcher 'ip netns exec' \
     --rendezvous "${NS_ADDR[0]}:$PORT" "$CLIENT" gate "$GATE" "$MARK" \
     >"$TMPD/out" 2>"$TMPD/err" </dev/null &
 GPID=$!

@@ -5,7 +5,8 @@
 #     namespace A starts 2 ranks in B through tests/scripts/netns-ssh.sh (like
 #     ssh: killing it leaves the rank running), then is SIGKILLed (or
 #     SIGTERMed): nothing may be left in B;
-#   - gas_init's errors for GASRUN_BOOT_ADDR: malformed, refused, and a
+#   - gas_init's errors for GASRUN_BOOT_ADDR: malformed, refused (retried for
+#     GAS_BOOT_TIMEOUT), and a
 #     connect that times out (B drops everything it sends) after
 #     GAS_BOOT_TIMEOUT, each naming the address.
 . "$(dirname "$0")/lib-gasrun.sh"
@@ -52,8 +53,11 @@ boot_err() { # what want-in-stderr env...
     expect_err "$want" "$what"
 }
 boot_err "malformed" "GASRUN_BOOT_ADDR=10.213.0.1 is not a numeric ip:port" GASRUN_BOOT_ADDR=10.213.0.1
-boot_err "refused" "cannot connect to gasrun's rendezvous at ${NS_ADDR[0]}:9 (GASRUN_BOOT_ADDR): Connection refused" \
-    GASRUN_BOOT_ADDR="${NS_ADDR[0]}:9"
+t0=$(now_ms)
+boot_err "refused" "cannot connect to gasrun's rendezvous at ${NS_ADDR[0]}:9 (GASRUN_BOOT_ADDR): Connection refused (tried again for GAS_BOOT_TIMEOUT, 1.0 s)" \
+    GASRUN_BOOT_ADDR="${NS_ADDR[0]}:9" GAS_BOOT_TIMEOUT=1s
+ms=$(( $(now_ms) - t0 ))
+[ "$ms" -ge 900 ] && [ "$ms" -le 5000 ] || fail "refused: gas_init gave up after $ms ms, not ~1 s of retries"
 netns_loss "$B" 100
 t0=$(now_ms)
 boot_err "timeout" "at ${NS_ADDR[0]}:9 (GASRUN_BOOT_ADDR): Connection timed out (raise GAS_BOOT_TIMEOUT" \

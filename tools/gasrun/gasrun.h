@@ -34,7 +34,8 @@
 #define GR_GRACE_S     2.0          /* SIGTERM (or forwarded signal) -> SIGKILL */
 #define GR_LINE_MAX    (64 * 1024)  /* longest output line held before it is cut */
 
-#define GR_AUTH_TIMEOUT_S 5.0    /* a TCP connection must say HELLO within this */
+#define GR_AUTH_TIMEOUT_S 30.0   /* a TCP connection must say HELLO within this, unless
+                                    GAS_BOOT_TIMEOUT (the ranks' time to connect) says otherwise */
 #define GR_AUTH_MAX       64     /* connections waiting for their HELLO */
 #define GR_LAUNCH_WINDOW  8      /* launchers per host in flight (launch.c) */
 #define GR_LAUNCH_SETTLE_S 2.0   /* how long a launch counts as in flight at most */

@@ -5,7 +5,7 @@
  * (hostaddr.c), or the one --rendezvous address; each host's ranks are told theirs
  * in GASRUN_BOOT_ADDR.  An accepted connection is not trusted: it must send
  * the HELLO of a rank that this job started on another host, with the job
- * key, within GR_AUTH_TIMEOUT_S.  Only then is it handed, with the HELLO
+ * key, within the ranks' GAS_BOOT_TIMEOUT (hello_window_s).  Only then is it handed, with the HELLO
  * already read, to the rendezvous server.  Anything else (another protocol,
  * a first message that is not a HELLO, a wrong key, a rank that is local,
  * connected already or whose launcher has exited, silence) is refused: the
@@ -19,11 +19,13 @@
 #include "runtime/boot_wire.h"
 
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -185,6 +187,37 @@ static void pending_on_event(struct gr_watch *w, uint32_t events)
 
 /* ---- accepting ----------------------------------------------------------- */
 
+/*
+ * How long a connection may take to say HELLO: the ranks' own time to
+ * connect, GAS_BOOT_TIMEOUT (gasrun hands its GAS_* environment to them), so
+ * that a HELLO that a lossy network holds back is not refused while its rank
+ * still waits; GR_AUTH_TIMEOUT_S when unset, 0 or unreadable (the rank then
+ * reports a bad value itself).  At least 1 s.
+ */
+static double hello_window_s(void)
+{
+    static double cached = -1;
+    if (cached > 0)
+        return cached;
+    cached = GR_AUTH_TIMEOUT_S;
+    const char *t = getenv("GAS_BOOT_TIMEOUT");
+    char *end = NULL;
+    double v = t ? strtod(t, &end) : 0;
+    if (t == NULL || end == t || !isfinite(v) || v <= 0)
+        return cached;
+    while (*end == ' ')
+        end++;
+    double scale = *end == '\0' || strcasecmp(end, "s") == 0 ? 1
+                 : strcasecmp(end, "ms") == 0                 ? 1e-3
+                 : strcasecmp(end, "us") == 0                 ? 1e-6
+                 : strcasecmp(end, "ns") == 0                 ? 1e-9
+                 : strcasecmp(end, "min") == 0                ? 60
+                                                              : 0;
+    if (scale > 0)
+        cached = v * scale < 1 ? 1 : v * scale;
+    return cached;
+}
+
 static void accept_one(struct listener *l, int fd, const struct sockaddr_storage *ss,
                        socklen_t len)
 {
@@ -202,7 +235,7 @@ static void accept_one(struct listener *l, int fd, const struct sockaddr_storage
     }
     p->net = net;
     p->fd = fd;
-    p->deadline = gr_now() + GR_AUTH_TIMEOUT_S;
+    p->deadline = gr_now() + hello_window_s();
     memcpy(p->peer, peer, sizeof p->peer);
     p->w.fd = -1;
     if (gr_loop_add(&p->w, fd, EPOLLIN, pending_on_event) < 0) {
@@ -384,7 +417,7 @@ void gr_net_tick(struct gr_job *job, double now)
     if (net == NULL)
         return;
     while (net->head != NULL && net->head->deadline <= now)
-        refuse(net->head, "no HELLO within %.0f s", GR_AUTH_TIMEOUT_S);
+        refuse(net->head, "no HELLO within %.0f s (GAS_BOOT_TIMEOUT)", hello_window_s());
     if (net->paused_until > 0 && now >= net->paused_until) {
         net->paused_until = 0;
         for (int j = 0; j < net->nls; j++)
