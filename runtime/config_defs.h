@@ -80,7 +80,7 @@ GAS_CONFIG_ROW(UDP_IFACE, STRING, "", NULL,
 GAS_CONFIG_ROW(UDP_PORT, UINT, "0", NULL,
                "Base udp port: a rank binds base + its rank on the node (0: an ephemeral port).")
 GAS_CONFIG_ROW(UDP_MTU, SIZE, "1500", NULL,
-               "Path MTU the udp transport fits its datagrams to (IP and UDP headers included; never fragmented). All ranks of a job must agree.")
+               "Path MTU the udp transport fits its datagrams to (IP and UDP headers included; never fragmented). A rank whose interface has a smaller MTU uses that, and says so with its address: datagrams to it are no larger. Set it no higher than the smallest MTU on the paths between hosts (routers in between are not seen).")
 GAS_CONFIG_ROW(UDP_SOCKBUF, SIZE, "4m", NULL,
                "Kernel send and receive buffer of the udp socket.")
 GAS_CONFIG_ROW(UDP_WINDOW, UINT, "1024", NULL,
@@ -114,7 +114,7 @@ GAS_CONFIG_ROW(UDP_PACE_HEADROOM, RATIO, "25%", NULL,
 GAS_CONFIG_ROW(UDP_LOSS_TOLERANCE, RATIO, "3%", NULL,
                "Loss rate of a udp peer's datagrams (a moving average over about 256) below which a loss shrinks its congestion window by 15% (random loss on a lossy link); above it, by half (a full queue).")
 GAS_CONFIG_ROW(UDP_PEER_TIMEOUT, TIME, "30s", NULL,
-               "A peer that acknowledges nothing for this long while operations to it are outstanding is declared dead: those operations fail with GAS_ERR_PEER naming it.")
+               "A peer that acknowledges nothing for this long while operations to it are outstanding is declared dead: those operations fail with GAS_ERR_PEER naming it. Keep it well above the longest queueing delay on the path: acknowledgements wait in the same queues as data (a slow link with a deep queue, say 1 Mbit/s behind 256 KB of buffer, holds them for seconds).")
 GAS_CONFIG_ROW(TEST_UDP_DROP, RATIO, "0", NULL,
                "Test only: fraction of outgoing udp datagrams to drop (e.g. 5%).")
 GAS_CONFIG_ROW(TEST_UDP_DUP, RATIO, "0", NULL,

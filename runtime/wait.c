@@ -15,7 +15,10 @@
 #define SLEEP_SLICE_NS 2000000u /* re-check at least this often while asleep */
 
 static gas_rt_progress_fn hooks[MAX_PROGRESS_HOOKS];
+static enum gas_rt_hook_kind hook_kind[MAX_PROGRESS_HOOKS];
 static int nhooks;
+/* gas_rt_progress_hold spans this thread is in: issuing hooks are skipped. */
+static _Thread_local int progress_held;
 
 static gas_rt_doorbell_t fallback_bell;
 static gas_rt_doorbell_t *own_bell = &fallback_bell;
@@ -31,12 +34,23 @@ static _Atomic(gas_rt_nudge_fn) nudger;  /* sends wake-up datagrams (udp), or NU
 
 const char gas_rt_watch_segment_tag;
 
-int gas_rt_progress_register(gas_rt_progress_fn fn)
+int gas_rt_progress_register(gas_rt_progress_fn fn, enum gas_rt_hook_kind kind)
 {
     if (nhooks == MAX_PROGRESS_HOOKS)
         return -1;
+    hook_kind[nhooks] = kind;
     hooks[nhooks++] = fn;
     return 0;
+}
+
+void gas_rt_progress_hold(void)
+{
+    progress_held++;
+}
+
+void gas_rt_progress_unhold(void)
+{
+    progress_held--;
 }
 
 void gas_rt_progress_reset(void)
@@ -63,7 +77,8 @@ int gas_rt_progress(void)
 {
     int n = 0;
     for (int i = 0; i < nhooks; i++)
-        n += hooks[i]();
+        if (!progress_held || hook_kind[i] == GAS_RT_HOOK_POLL)
+            n += hooks[i]();
     return n;
 }
 

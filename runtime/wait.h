@@ -180,10 +180,22 @@ static inline void gas_rt_tick(void)
         gas_rt_tick_slow();
 }
 
-/* Progress hooks that waits drive (transports register theirs at init). */
+/*
+ * Progress hooks that waits drive.  A transport's hook only moves traffic
+ * already issued (GAS_RT_HOOK_POLL); the collective engine's issues new
+ * operations (GAS_RT_HOOK_ISSUES).  A thread that waits while holding a
+ * transport lock that operations take (rdma's route lock) brackets that
+ * span with gas_rt_progress_hold/unhold: gas_rt_progress() on that thread
+ * then runs only the polling hooks, so no operation enters that lock again
+ * from inside the wait.  The issuing hooks run at the thread's next
+ * progress call outside the span.  The holds nest and are per thread.
+ */
 typedef int (*gas_rt_progress_fn)(void);
-int gas_rt_progress_register(gas_rt_progress_fn fn);
+enum gas_rt_hook_kind { GAS_RT_HOOK_POLL, GAS_RT_HOOK_ISSUES };
+int gas_rt_progress_register(gas_rt_progress_fn fn, enum gas_rt_hook_kind kind);
 void gas_rt_progress_reset(void);
 int gas_rt_progress(void);
+void gas_rt_progress_hold(void);
+void gas_rt_progress_unhold(void);
 
 #endif

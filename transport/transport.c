@@ -108,7 +108,7 @@ gas_status_t gas_tl_init(const struct gas_rt_boot *b, const gas_tl_env_t *env, i
         active[i] = 1;
         usable++;
         if (t->progress != gas_tl_no_progress)
-            gas_rt_progress_register(t->progress);
+            gas_rt_progress_register(t->progress, GAS_RT_HOOK_POLL);
     }
     if (usable == 0)
         return gas_rt_error(GAS_ERR_UNSUPPORTED, "gas_init",

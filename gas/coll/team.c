@@ -244,7 +244,7 @@ gas_status_t gas_co_start(void)
     if ((st = team_live("gas_init", w, NULL)) != GAS_OK)
         return st;
     gas_team_world_ = w;
-    gas_rt_progress_register(gas_co_progress_all);
+    gas_rt_progress_register(gas_co_progress_all, GAS_RT_HOOK_ISSUES);
     return GAS_OK;
 }
 

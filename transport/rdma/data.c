@@ -171,7 +171,7 @@ static gas_status_t nic_word(gas_rdma_peer_t *p, enum gas_vb_opcode opc, uint64_
     }
     *posted_p = 1;
     st = gas_rdma_op_wait(p, op, "atomic");
-    if (st == GAS_ERR_PEER || st == GAS_ERR_BOUNDS)
+    if (st == GAS_ERR_PEER)
         st = gas_rt_error(st, "atomic",
                           "rank %d: an RDMA atomic at offset %llu failed (it may or may not have "
                           "been applied: not retried)", p->rank, (unsigned long long)off);

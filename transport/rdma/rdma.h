@@ -17,7 +17,9 @@
  *
  * Locking: an operation holds its peer's route_lock shared while it issues
  * on the peer's current path; switching the path (udp <-> RC) holds it
- * exclusive (route.c).  A peer's lock guards its QPs' posting state, its
+ * exclusive (route.c).  A thread never enters a route while it holds one:
+ * waits under a route drive only the transports' progress, not the
+ * collective schedules, which issue operations (gas_rt_progress_hold).  A peer's lock guards its QPs' posting state, its
  * connection state, its redo list and its DQPLB state; it is never held
  * while calling into udp (udp's control handler runs with udp's channel
  * lock held and takes the peer lock).  dqplb_lock serialises the signalled

@@ -25,6 +25,9 @@
  * completed or redone by the switch.  Failures found by completions alone
  * (non-blocking puts, a get waited for) are switched by the next operation
  * to the peer, the next quiet, or the next progress call outside a route.
+ * A wait under a route (either hold) runs only the transports' progress
+ * hooks, never the collective schedules: an operation they issued to the
+ * same peer would take the route lock again on this thread.
  */
 #include "transport/rdma/rdma.h"
 #include "runtime/clock.h"
@@ -41,6 +44,37 @@ extern const struct gas_tl_ops gas_udp_ops;
 
 /* Route locks this thread holds: a progress call inside a route never switches. */
 static _Thread_local int route_depth;
+
+/*
+ * This thread now holds a route lock (shared or exclusive) and may wait
+ * under it.  The waits' progress then runs only the transports' polling,
+ * not the collective schedules: those issue operations, and one to this
+ * peer would take the route lock again on this thread (rdlock under our own
+ * wrlock fails with EDEADLK, and its unlock then releases our write hold;
+ * a switch under our own read hold never gets the write lock).
+ */
+static void route_held(void)
+{
+    route_depth++;
+    gas_rt_progress_hold();
+}
+
+/* The matching release of route_held (before the lock is unlocked). */
+static void route_released(void)
+{
+    gas_rt_progress_unhold();
+    route_depth--;
+}
+
+/* A thread inside a route never enters one again (route_held keeps issuing
+ * progress out of its waits): were it the same peer's, it would deadlock on
+ * itself or corrupt the lock.  Say so instead. */
+static gas_status_t nested_route(gas_rdma_peer_t *p, const char *call)
+{
+    return gas_rt_error(GAS_ERR_INTERNAL, call,
+                        "an operation to rank %d was issued from inside another operation's "
+                        "route (a progress call under the route lock)", p->rank);
+}
 
 static int want_path(gas_rdma_peer_t *p, int want_rc)
 {
@@ -264,21 +298,25 @@ static gas_status_t rc_to_udp(gas_rdma_peer_t *p, const char *call)
 static gas_status_t path_switch(gas_rdma_peer_t *p, int want_rc, const char *call)
 {
     gas_status_t st = GAS_OK;
+    if (route_depth)
+        return nested_route(p, call);
     pthread_rwlock_wrlock(&p->route_lock);
-    route_depth++;
+    route_held();
     int want = want_path(p, want_rc), path = atomic_load(&p->path);
     if (path != want) {
         st = path == PATH_RC ? rc_to_udp(p, call) : gas_udp_drain(p->rank, call);
         if (st == GAS_OK)
             atomic_store(&p->path, want);
     }
-    route_depth--;
+    route_released();
     pthread_rwlock_unlock(&p->route_lock);
     return st;
 }
 
 gas_status_t gas_rdma_route_enter(gas_rdma_peer_t *p, const char *call, int want_rc, int *rc_p)
 {
+    if (route_depth)
+        return nested_route(p, call);
     gas_rdma_maybe_upgrade(p);
     for (;;) {
         if (atomic_load(&p->state) == RC_FAILED)
@@ -286,7 +324,7 @@ gas_status_t gas_rdma_route_enter(gas_rdma_peer_t *p, const char *call, int want
         pthread_rwlock_rdlock(&p->route_lock);
         int path = atomic_load(&p->path);
         if (path == want_path(p, want_rc)) {
-            route_depth++;
+            route_held();
             *rc_p = path == PATH_RC;
             return GAS_OK;
         }
@@ -299,7 +337,7 @@ gas_status_t gas_rdma_route_enter(gas_rdma_peer_t *p, const char *call, int want
 
 void gas_rdma_route_leave(gas_rdma_peer_t *p)
 {
-    route_depth--;
+    route_released();
     pthread_rwlock_unlock(&p->route_lock);
 }
 
@@ -316,10 +354,10 @@ void gas_rdma_switch_due(void)
             atomic_store(&g->switch_due, 1); /* in use: later */
             continue;
         }
-        route_depth++;
+        route_held();
         if (atomic_load(&p->path) == PATH_RC && rc_to_udp(p, "progress") == GAS_OK)
             atomic_store(&p->path, PATH_UDP);
-        route_depth--;
+        route_released();
         pthread_rwlock_unlock(&p->route_lock);
     }
 }

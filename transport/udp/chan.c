@@ -48,14 +48,23 @@ static void set_addr(struct gas_udp_chan *ch, const unsigned char *a)
     ch->addr.sin_port = htons(gas_udp_ld16(a + 4));
     ch->base.size = gas_boot_get_u64(a + 8);
     uint64_t node = gas_boot_get_u64(a + 16);
+    /* The largest datagram the peer takes (its GAS_UDP_MTU or interface MTU,
+     * whichever is smaller; 0 from a peer that does not say): ours is sent
+     * no larger, or datagrams over its MTU would be dropped silently. */
+    uint32_t theirs = gas_udp_ld16(a + 6);
+    ch->dgram_max = theirs >= GAS_UDP_HDR_LEN + 256 && theirs < c->dgram_max ? theirs : c->dgram_max;
+    if (ch->dgram_max < c->dgram_max)
+        gas_log_info("udp", "rank %d takes datagrams of at most %u bytes (a smaller MTU than this "
+                            "rank's %u): datagrams to it are no larger",
+                     ch->rank, ch->dgram_max, c->dgram_max);
     ch->near = node == g->env.node_id ||
                (ch->addr.sin_addr.s_addr & g->self_mask) == (g->self.sin_addr.s_addr & g->self_mask);
     ch->paced = c->pace && node != g->env.node_id; /* loopback has no queue to overrun */
     ch->cwnd_max = ch->near ? c->inflight_near : c->inflight_far;
-    if (ch->cwnd_max < c->dgram_max)
-        ch->cwnd_max = c->dgram_max;
-    ch->cwnd_min = 4ull * c->dgram_max < ch->cwnd_max ? 4ull * c->dgram_max : ch->cwnd_max;
-    ch->cwnd = 32ull * c->dgram_max < ch->cwnd_max ? 32ull * c->dgram_max : ch->cwnd_max;
+    if (ch->cwnd_max < ch->dgram_max)
+        ch->cwnd_max = ch->dgram_max;
+    ch->cwnd_min = 4ull * ch->dgram_max < ch->cwnd_max ? 4ull * ch->dgram_max : ch->cwnd_max;
+    ch->cwnd = 32ull * ch->dgram_max < ch->cwnd_max ? 32ull * ch->dgram_max : ch->cwnd_max;
     ch->ssthresh = ch->cwnd_max;
     ch->get_limit = ch->cwnd_max;
     ch->have_addr = 1;
@@ -68,6 +77,7 @@ static struct gas_udp_chan *chan_new(int rank)
     if (ch == NULL)
         return NULL;
     ch->ring_cap = 64;
+    ch->dgram_max = c->dgram_max; /* until set_addr hears the peer's */
     ch->ring = calloc(ch->ring_cap, sizeof *ch->ring);
     ch->pool = calloc(POOL_MAX, sizeof *ch->pool);
     if (ch->ring == NULL || ch->pool == NULL ||
@@ -162,10 +172,10 @@ static int open_new(struct gas_udp_chan *ch)
 
 size_t gas_udp_chan_room(struct gas_udp_chan *ch, size_t fixed, size_t want)
 {
-    size_t cap = gas_udp_g.cfg.dgram_max - GAS_UDP_HDR_LEN;
+    size_t cap = ch->dgram_max - GAS_UDP_HDR_LEN;
     if (ch->open == NULL && open_new(ch) != 0)
         return GAS_UDP_NOROOM;
-    size_t left = gas_udp_g.cfg.dgram_max - ch->open_len;
+    size_t left = ch->dgram_max - ch->open_len;
     if (fixed + want <= left)
         return want;
     if (fixed + want > cap && left >= fixed + MIN_FRAG)

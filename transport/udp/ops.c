@@ -32,7 +32,7 @@ static gas_status_t udp_addr_pack(void *buf, size_t cap, size_t *len_p)
         return GAS_ERR_INTERNAL;
     memcpy(p, &g->self.sin_addr.s_addr, 4);
     gas_udp_st16(p + 4, ntohs(g->self.sin_port));
-    gas_udp_st16(p + 6, 0);
+    gas_udp_st16(p + 6, (uint16_t)g->cfg.dgram_max); /* the largest datagram this rank takes */
     gas_boot_put_u64(p + 8, g->env.seg_size);
     gas_boot_put_u64(p + 16, g->env.node_id);
     *len_p = GAS_UDP_ADDR_LEN;

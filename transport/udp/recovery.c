@@ -241,7 +241,7 @@ int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, ui
             if (ch->cwnd < ch->ssthresh)
                 ch->cwnd += acked;
             else
-                ch->cwnd += (uint64_t)gas_udp_g.cfg.dgram_max * acked / ch->cwnd + 1;
+                ch->cwnd += (uint64_t)ch->dgram_max * acked / ch->cwnd + 1;
             if (ch->cwnd > ch->cwnd_max)
                 ch->cwnd = ch->cwnd_max;
         }

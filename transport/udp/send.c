@@ -173,7 +173,7 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
             if (ch->snd_nxt == ch->next_seq && ch->open && ch->open_len > GAS_UDP_HDR_LEN &&
                 window_allows(ch, ch->open_len, 1)) {
                 if (flush || ch->snd_nxt - ch->una < GAS_UDP_CORK ||
-                    ch->open_len >= g->cfg.dgram_max / 2)
+                    ch->open_len >= ch->dgram_max / 2)
                     gas_udp_chan_seal(ch, now);
                 else if (!atomic_load_explicit(&g->corked, memory_order_relaxed))
                     atomic_store(&g->corked, 1);

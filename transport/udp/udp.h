@@ -118,6 +118,7 @@ struct gas_udp_chan {
     uint32_t ring_cap;
     unsigned char *open;         /* datagram being filled (records from GAS_UDP_HDR_LEN) */
     uint32_t open_len;
+    uint32_t dgram_max;          /* largest datagram to this peer: ours, or its own if smaller */
     uint8_t open_ask;            /* the open datagram holds a request */
     uint8_t tail_ask;            /* the last datagram sent asked for an immediate ack */
     struct gas_udp_cont tx_cont; /* what a CONT appended now would continue */
