@@ -35,7 +35,7 @@ static gas_status_t prepare(const char *call, gas_amo_op_t op, unsigned width, g
     uint64_t mask = width == 4 ? UINT32_MAX : UINT64_MAX;
     *a = (gas_tl_amo_t){.op = op, .width = width, .offset = pc.off, .operand = operand & mask,
                         .compare = compare & mask, .result = result_p};
-    return gas_tl_peer(pc.rank, peer_p);
+    return gas_gs_peer(call, pc.rank, peer_p);
 }
 
 GAS_EXPORT gas_status_t gas_amo(gas_amo_op_t op, unsigned width, gas_ptr_t p, uint64_t operand,

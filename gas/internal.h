@@ -56,6 +56,14 @@ static inline gas_status_t gas_gs_check_at(const char *file, int line, const cha
 }
 #define gas_gs_check(call) gas_gs_check_at(__FILE__, __LINE__, (call))
 
+/*
+ * The route to rank for an operation of the caller's: like gas_tl_peer, but a
+ * rank given up on (gas_tl_first_lost: udp declared it dead, another rank
+ * reported it, or this rank was itself declared dead) fails at once with
+ * GAS_ERR_PEER, over shm too, instead of reaching a rank the job left behind.
+ */
+gas_status_t gas_gs_peer(const char *call, int rank, gas_tl_peer_t **peer_p);
+
 /* Compute the pointer split for a job of nranks (pure; unit-tested). */
 void gas_gs_split_compute(uint64_t nranks, unsigned *rank_bits_p, unsigned *offset_bits_p);
 

@@ -40,6 +40,17 @@ gas_status_t gas_gs_comp_finish(gas_tl_comp_t *comp, const char *call)
     return st;
 }
 
+gas_status_t gas_gs_peer(const char *call, int rank, gas_tl_peer_t **peer_p)
+{
+    int lost = rank != gas_gs.rank ? gas_tl_first_lost(&rank, 1) : -1;
+    if (lost >= 0) {   /* rank, or this rank when it was itself declared dead */
+        char why[300];
+        gas_tl_lost_what(lost, why, sizeof why);
+        return gas_rt_error(GAS_ERR_PEER, call, "%s: nothing was sent to rank %d", why, rank);
+    }
+    return gas_tl_peer(rank, peer_p);
+}
+
 /* Validate and issue every piece; pieces that return INPROGRESS are counted in comp. */
 static gas_status_t xfer(const char *call, enum xfer_kind kind, gas_ptr_t gp, void *buf,
                          size_t n, gas_tl_comp_t *comp)
@@ -61,7 +72,7 @@ static gas_status_t xfer(const char *call, enum xfer_kind kind, gas_ptr_t gp, vo
     while (left > 0) {
         struct gas_gs_piece pc = gas_gs_piece_at(&sp, idx, left);
         gas_tl_peer_t *peer;
-        st = gas_tl_peer(pc.rank, &peer);
+        st = gas_gs_peer(call, pc.rank, &peer);
         if (st != GAS_OK)
             return st;
         if (comp)

@@ -33,7 +33,7 @@ static gas_status_t put_signal(const char *call, gas_ptr_t dst, const void *src,
         return st;
     uint64_t didx = ds.idx;
     gas_tl_peer_t *speer;
-    if ((st = gas_tl_peer(sp.rank, &speer)) != GAS_OK)
+    if ((st = gas_gs_peer(call, sp.rank, &speer)) != GAS_OK)
         return st;
     if (n > 0) {
         struct gas_gs_piece first = gas_gs_piece_at(&ds, didx, n);
@@ -47,7 +47,7 @@ static gas_status_t put_signal(const char *call, gas_ptr_t dst, const void *src,
         for (uint64_t left = n, i = didx; left > 0;) {
             struct gas_gs_piece pc = gas_gs_piece_at(&ds, i, left);
             gas_tl_peer_t *peer;
-            if ((st = gas_tl_peer(pc.rank, &peer)) != GAS_OK)
+            if ((st = gas_gs_peer(call, pc.rank, &peer)) != GAS_OK)
                 return st;
             st = gas_tl_put(peer, pc.off, b, pc.len, NULL);
             if (st < 0)
@@ -136,11 +136,12 @@ static gas_status_t wait_until(const char *call, struct wait_arg *w)
     char what[96];
     snprintf(what, sizeof what, "the value at %p to satisfy the condition", w->ivar);
     st = gas_rt_wait(wait_cond, w, w->ivar, call, what);
-    if (st == GAS_OK && w->lost >= 0)
-        st = gas_rt_error(GAS_ERR_PEER, call,
-                          "rank %d is dead or unreachable (%s): the value at %p may never be "
-                          "written",
-                          w->lost, gas_tl_lost_how(w->lost), w->ivar);
+    if (st == GAS_OK && w->lost >= 0) {
+        char why[300];
+        gas_tl_lost_what(w->lost, why, sizeof why);
+        st = gas_rt_error(GAS_ERR_PEER, call, "%s: the value at %p may never be written", why,
+                          w->ivar);
+    }
     return st;
 }
 

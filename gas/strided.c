@@ -39,7 +39,7 @@ static gas_status_t strided(const char *call, int dir, gas_ptr_t gp, char *buf,
         while (left > 0 && st == GAS_OK) {
             struct gas_gs_piece pc = gas_gs_piece_at(&sp, i, left);
             gas_tl_peer_t *peer;
-            st = gas_tl_peer(pc.rank, &peer);
+            st = gas_gs_peer(call, pc.rank, &peer);
             if (st != GAS_OK)
                 break;
             atomic_fetch_add_explicit(&comp.pending, 1, memory_order_relaxed);

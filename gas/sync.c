@@ -87,14 +87,14 @@ static gas_status_t send_round(int to, int k, int parity, const uint64_t mm[2])
     uint64_t voff = BARRIER_OFF + offsetof(struct barrier_area, vals) +
                     ((size_t)parity * GAS_GS_BARRIER_ROUNDS + (size_t)k) * 16;
     uint64_t coff = BARRIER_OFF + offsetof(struct barrier_area, count) + (size_t)k * 8;
-    st = gas_tl_put_signal(peer, voff, mm, 2 * sizeof *mm, coff, 1, GAS_SIGNAL_ADD, NULL);
+    st = gas_tl_put_signal_rt(peer, voff, mm, 2 * sizeof *mm, coff, 1, GAS_SIGNAL_ADD);
     if (st == GAS_ERR_UNSUPPORTED) {
         gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .offset = coff, .operand = 1};
-        st = gas_tl_put(peer, voff, mm, 2 * sizeof *mm, NULL);
+        st = gas_tl_put_rt(peer, voff, mm, 2 * sizeof *mm);
         if (st >= 0)
             st = peer->ops->fence();
         if (st >= 0)
-            st = gas_tl_amo(peer, &a, NULL);
+            st = gas_tl_amo_rt(peer, &a);
     }
     return st < 0 ? st : GAS_OK;
 }
@@ -106,6 +106,12 @@ gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *m
     if (st != GAS_OK)
         return st;
     int P = gas_gs.nranks, me = gas_gs.rank;
+    int lost = gas_tl_first_lost(NULL, P);
+    if (lost >= 0) {   /* its wait would fail on it: fail before sending anything */
+        char why[300];
+        gas_tl_lost_what(lost, why, sizeof why);
+        return gas_rt_error(GAS_ERR_PEER, call, "%s: the barrier cannot complete", why);
+    }
     uint64_t e;
     int first_round = 0, resume = interrupted.active;
     uint64_t mm[2] = {value, value};
@@ -129,10 +135,11 @@ gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *m
         snprintf(what, sizeof what, "round %d of barrier %llu (a signal from rank %d)", k,
                  (unsigned long long)e, from);
         st = gas_rt_wait(round_arrived, &w, w.count, call, what);
-        if (st == GAS_OK && w.lost >= 0)
-            st = gas_rt_error(GAS_ERR_PEER, call,
-                              "rank %d is dead or unreachable (%s): the barrier cannot complete",
-                              w.lost, gas_tl_lost_how(w.lost));
+        if (st == GAS_OK && w.lost >= 0) {
+            char why[300];
+            gas_tl_lost_what(w.lost, why, sizeof why);
+            st = gas_rt_error(GAS_ERR_PEER, call, "%s: the barrier cannot complete", why);
+        }
         if (st != GAS_OK) {
             interrupted.active = 1;
             interrupted.epoch = e;

@@ -237,10 +237,14 @@ void gas_tl_cpu_sharers(int ranks)
             registry[i]->cpu_sharers(ranks);
 }
 
+_Thread_local int gas_tl_rt_ops_;
+
 int gas_tl_first_lost(const int *ranks, int n)
 {
     if (gas_udp_dead_count() == 0)
         return -1;
+    if (gas_udp_self_lost() >= 0)
+        return my_rank;
     for (int i = 0; i < n; i++) {
         int r = ranks ? ranks[i] : i;
         if (gas_udp_peer_lost(r))
@@ -249,11 +253,19 @@ int gas_tl_first_lost(const int *ranks, int n)
     return -1;
 }
 
-const char *gas_tl_lost_how(int rank)
+void gas_tl_lost_what(int rank, char *buf, size_t cap)
 {
-    return gas_udp_lost_by_report(rank)
-               ? "another rank's udp gave up on it after GAS_UDP_PEER_TIMEOUT and said so"
-               : "udp gave up on it after GAS_UDP_PEER_TIMEOUT";
+    int by = rank == my_rank ? gas_udp_self_lost() : -1;
+    if (by >= 0)
+        snprintf(buf, cap,
+                 "this rank (%d) was declared dead by rank %d (it answered nothing for %.1f s, "
+                 "GAS_UDP_PEER_TIMEOUT: stopped, or cut off); the other ranks go on without it",
+                 rank, by, gas_udp_peer_timeout_s());
+    else
+        snprintf(buf, cap, "rank %d is dead or unreachable (%s)", rank,
+                 gas_udp_lost_by_report(rank)
+                     ? "another rank's udp gave up on it after GAS_UDP_PEER_TIMEOUT and said so"
+                     : "udp gave up on it after GAS_UDP_PEER_TIMEOUT");
 }
 
 int gas_tl_probe_due(uint64_t *at)

@@ -167,6 +167,21 @@ static inline gas_status_t gas_tl_peer(int rank, gas_tl_peer_t **peer_p)
     return gas_tl_peer_slow(rank, peer_p);
 }
 
+/*
+ * The runtime's own traffic (barrier and collective signals and data, sent
+ * without a completion) is issued through the _rt forms below, which mark
+ * the issuing thread while the slot runs (gas_tl_rt_ops_ > 0).  A transport
+ * that keeps failures of operations without a completion for the next
+ * quiet keeps only those of unmarked (the caller's own) operations: the
+ * call that sent runtime traffic reports a lost peer itself, and a later
+ * gas_quiet must not raise it again for operations the caller never issued.
+ */
+extern _Thread_local int gas_tl_rt_ops_;
+static inline int gas_tl_rt_issuing(void)
+{
+    return gas_tl_rt_ops_ > 0;
+}
+
 /* One-line dispatch, no checks. */
 static inline gas_status_t gas_tl_put(gas_tl_peer_t *p, uint64_t off, const void *src, size_t n,
                                       gas_tl_comp_t *c)
@@ -189,6 +204,31 @@ static inline gas_status_t gas_tl_put_signal(gas_tl_peer_t *p, uint64_t off, con
     return p->ops->put_signal(p, off, src, n, sig_off, value, op, c);
 }
 
+static inline gas_status_t gas_tl_put_rt(gas_tl_peer_t *p, uint64_t off, const void *src,
+                                         size_t n)
+{
+    gas_tl_rt_ops_++;
+    gas_status_t st = p->ops->put(p, off, src, n, NULL);
+    gas_tl_rt_ops_--;
+    return st;
+}
+static inline gas_status_t gas_tl_amo_rt(gas_tl_peer_t *p, const gas_tl_amo_t *a)
+{
+    gas_tl_rt_ops_++;
+    gas_status_t st = p->ops->amo(p, a, NULL);
+    gas_tl_rt_ops_--;
+    return st;
+}
+static inline gas_status_t gas_tl_put_signal_rt(gas_tl_peer_t *p, uint64_t off, const void *src,
+                                                size_t n, uint64_t sig_off, uint64_t value,
+                                                gas_signal_op_t op)
+{
+    gas_tl_rt_ops_++;
+    gas_status_t st = p->ops->put_signal(p, off, src, n, sig_off, value, op, NULL);
+    gas_tl_rt_ops_--;
+    return st;
+}
+
 /* Across every active transport. */
 gas_status_t gas_tl_fence_all(void);
 gas_status_t gas_tl_quiet_all(const char *call);
@@ -198,13 +238,19 @@ gas_status_t gas_tl_quiet_all(const char *call);
  * for GAS_UDP_PEER_TIMEOUT, or learns that another rank did (rdma peers share
  * the verdict: their control path is udp).  gas_tl_first_lost(ranks, n): the
  * first of n world ranks (NULL: 0..n-1) that is lost, or -1 (one atomic load
- * while none is: for wait conditions).  Waits that need a peer no transport
+ * while none is: for wait conditions); this rank, whatever the list, once a
+ * peer told it that it was itself declared dead (it is out of the job).  Waits that need a peer no transport
  * tracks an operation for (barriers, collectives, gas_wait_until) use it to
  * fail instead of hanging.
  */
 int gas_tl_first_lost(const int *ranks, int n);
-/* How a lost rank was lost, for error messages: a parenthesis-free phrase. */
-const char *gas_tl_lost_how(int rank);
+/*
+ * What an error says of a lost rank, into buf: "rank R is dead or
+ * unreachable (how it was lost)", or, for this rank when it was itself
+ * declared dead (then gas_tl_first_lost names it for any list of ranks),
+ * "this rank (R) was declared dead by rank N (...)".
+ */
+void gas_tl_lost_what(int rank, char *buf, size_t cap);
 /*
  * A wait that has waited GAS_TL_PROBE_AFTER_NS for a signal from a rank (and
  * sends it nothing) probes it, so that a silent peer is declared dead

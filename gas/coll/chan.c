@@ -164,14 +164,14 @@ static void fail(struct gas_co_sched *s, gas_status_t st)
 static gas_status_t put_chunk(gas_tl_peer_t *peer, uint64_t off, const void *what, size_t w,
                               uint64_t sig)
 {
-    gas_status_t st = gas_tl_put_signal(peer, off, what, w, sig, 1, GAS_SIGNAL_ADD, NULL);
+    gas_status_t st = gas_tl_put_signal_rt(peer, off, what, w, sig, 1, GAS_SIGNAL_ADD);
     if (st == GAS_ERR_UNSUPPORTED) {
         gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .offset = sig, .operand = 1};
-        st = gas_tl_put(peer, off, what, w, NULL);
+        st = gas_tl_put_rt(peer, off, what, w);
         if (st >= 0)
             st = peer->ops->fence();
         if (st >= 0)
-            st = gas_tl_amo(peer, &a, NULL);
+            st = gas_tl_amo_rt(peer, &a);
     }
     return st;
 }
@@ -209,7 +209,7 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
         /* zero-copy: the rest of the message straight into the receiver's buffer */
         n = o->len - o->done;
         h.flags = GAS_CO_ZCOPY;
-        st = gas_tl_put(peer, cts->off + o->done, o->src + o->done, n, NULL);
+        st = gas_tl_put_rt(peer, cts->off + o->done, o->src + o->done, n);
     } else if (n <= STAGE_BYTES) {
         memcpy(stage.b, &h, GAS_CO_HDR_BYTES);
         if (n)
@@ -217,7 +217,7 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
         what = stage.b;
         wlen = GAS_CO_HDR_BYTES + n;
     } else {
-        st = gas_tl_put(peer, off + GAS_CO_HDR_BYTES, o->src + o->done, n, NULL);
+        st = gas_tl_put_rt(peer, off + GAS_CO_HDR_BYTES, o->src + o->done, n);
     }
     h.chunk_len = n;
     if (what == stage.b)
@@ -247,16 +247,16 @@ static void post_cts(struct gas_co_sched *s, struct gas_co_op *o)
     uint64_t entry[2] = {(uint64_t)(o->dst - seg), o->len};
     uint64_t at = t->poff[o->peer] + (uint64_t)((char *)&t->cts[t->rank] - t->base);
     if (st == GAS_OK)
-        st = gas_tl_put_signal(peer, at + 8, entry, sizeof entry, at, t->mrecvd[o->peer] + 1,
-                               GAS_SIGNAL_SET, NULL);
+        st = gas_tl_put_signal_rt(peer, at + 8, entry, sizeof entry, at, t->mrecvd[o->peer] + 1,
+                                  GAS_SIGNAL_SET);
     if (st == GAS_ERR_UNSUPPORTED) {
         gas_tl_amo_t a = {.op = GAS_AMO_SET, .width = 8, .offset = at,
                           .operand = t->mrecvd[o->peer] + 1};
-        st = gas_tl_put(peer, at + 8, entry, sizeof entry, NULL);
+        st = gas_tl_put_rt(peer, at + 8, entry, sizeof entry);
         if (st >= 0)
             st = peer->ops->fence();
         if (st >= 0)
-            st = gas_tl_amo(peer, &a, NULL);
+            st = gas_tl_amo_rt(peer, &a);
     }
     if (st < 0)
         fail(s, st);
@@ -279,7 +279,7 @@ static void credit_back(struct gas_co_sched *s, int src)
     if (st == GAS_OK) {
         gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = t->owed[src],
                           .offset = t->poff[src] + 8 * ((uint64_t)t->size + (uint64_t)t->rank)};
-        st = gas_tl_amo(peer, &a, NULL);
+        st = gas_tl_amo_rt(peer, &a);
     }
     if (st < 0)
         fail(s, st);
@@ -453,11 +453,11 @@ static void put_note(gas_team_t t, int p, struct gas_co_note *n)
     uint64_t at = t->poff[p] + (uint64_t)((char *)slot - t->base);
     /* best effort: only a diagnosis; a failure note also counts itself there */
     if (n->status == GAS_OK)
-        (void)gas_tl_put(peer, at, n, sizeof *n, NULL);
+        (void)gas_tl_put_rt(peer, at, n, sizeof *n);
     else
-        (void)gas_tl_put_signal(peer, at, n, sizeof *n,
-                                t->poff[p] + (uint64_t)((char *)t->failnotes - t->base), 1,
-                                GAS_SIGNAL_ADD, NULL);
+        (void)gas_tl_put_signal_rt(peer, at, n, sizeof *n,
+                                   t->poff[p] + (uint64_t)((char *)t->failnotes - t->base), 1,
+                                   GAS_SIGNAL_ADD);
 }
 
 /*
@@ -531,7 +531,7 @@ void gas_co_chan_revoke_cts(struct gas_co_sched *s)
             continue;
         uint64_t zero = 0;
         uint64_t at = t->poff[o->peer] + (uint64_t)((char *)&t->cts[t->rank] - t->base);
-        (void)gas_tl_put(peer, at, &zero, sizeof zero, NULL);   /* the entry's seq: none */
+        (void)gas_tl_put_rt(peer, at, &zero, sizeof zero);   /* the entry's seq: none */
     }
 }
 

@@ -577,7 +577,7 @@ static gas_status_t last_barrier(gas_team_t team, const char *call, int *noted)
             return st;
         gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = 1,
                           .offset = team->poff[to] + 8 * (2 * (uint64_t)P + (uint64_t)k)};
-        st = gas_tl_amo(peer, &a, NULL);
+        st = gas_tl_amo_rt(peer, &a);
         if (st < 0)
             return st;
         struct quiesce_wait w = {&team->quiesce[k], team, from, -1, 0, &note_at, noted};
@@ -599,10 +599,9 @@ int gas_co_lost_member(gas_team_t t)
 
 gas_status_t gas_co_lost_error(gas_team_t t, const char *call, const char *what)
 {
-    int lost = gas_co_lost_member(t);
-    return gas_rt_error(GAS_ERR_PEER, call,
-                        "rank %d of the team is dead or unreachable (%s): %s cannot complete",
-                        lost, gas_tl_lost_how(lost), what);
+    char why[300];
+    gas_tl_lost_what(gas_co_lost_member(t), why, sizeof why);
+    return gas_rt_error(GAS_ERR_PEER, call, "%s: %s cannot complete", why, what);
 }
 
 GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)

@@ -133,6 +133,10 @@ static void roundtrip(void)
            "standalone ack: %s", why);
     UCHECK(h.flags == GAS_UDP_F_NOSEQ && h.sack == 0x8000000000000005ull && h.seq == 11 &&
            h.ack == 12 && h.cack == 12 && h.dsack == 2, "standalone ack fields");
+    a[1] |= GAS_UDP_F_DEAD; /* a DEAD notice: the same 40 bytes, sack = who declared */
+    gas_udp_dgram_sum_set(a, alen, 2);
+    UCHECK(gas_udp_dgram_check(a, alen, KEY, 2, NRANKS, &h, &why) == 0 &&
+           h.flags == (GAS_UDP_F_NOSEQ | GAS_UDP_F_DEAD), "DEAD notice: %s", why);
 }
 
 /* The continuation state: offsets follow in stream order, what ends a put
@@ -236,6 +240,10 @@ static void rejects(void)
     b[1] |= 0x80;
     gas_udp_dgram_sum_set(b, len, 2);
     UCHECK(check(b, len, &why) != 0, "reserved flag accepted");
+    memcpy(b, g, len);
+    b[1] |= GAS_UDP_F_DEAD; /* a DEAD notice is a NOSEQ datagram */
+    gas_udp_dgram_sum_set(b, len, 2);
+    UCHECK(check(b, len, &why) != 0, "DEAD on a numbered datagram accepted");
     /* Malformed records with a correct checksum. */
     memcpy(b, g, len);
     b[GAS_UDP_HDR_LEN] = GAS_UDP_R_COUNT; /* unknown type */

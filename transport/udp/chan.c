@@ -315,12 +315,25 @@ void gas_udp_op_finish(struct gas_udp_chan *ch, struct gas_udp_op *op)
 
 /* ---- failure ---- */
 
-void gas_udp_chan_kill(struct gas_udp_chan *ch, const char *why)
+void gas_udp_chan_user_op(struct gas_udp_chan *ch, const gas_tl_comp_t *comp)
+{
+    if (comp == NULL && !gas_tl_rt_issuing()) {
+        ch->user_until = ch->next_seq + 1; /* the open datagram's number, plus one */
+        ch->user_owed = 1;
+    }
+}
+
+/*
+ * Fail every operation awaiting an answer with GAS_ERR_PEER and drop every
+ * datagram not yet acknowledged; nothing more goes out.  Returns whether an
+ * operation of the caller's own without a completion was among them (its
+ * failure is for the next quiet).
+ */
+static int chan_drop(struct gas_udp_chan *ch)
 {
     struct gas_udp_state *g = &gas_udp_g;
-    if (atomic_load(&ch->dead))
-        return;
-    int ours = ch->ops_live > 0 || atomic_load(&ch->cacked) != ch->next_seq;
+    int ours = ch->user_owed && gas_udp_seq_lt(atomic_load(&ch->cacked), ch->user_until);
+    ch->user_owed = 0;
     for (uint32_t i = 0; i < ch->ops_cap; i++) {
         if (ch->ops[i].kind == OP_FREE)
             continue;
@@ -342,16 +355,37 @@ void gas_udp_chan_kill(struct gas_udp_chan *ch, const char *why)
         ch->open_len = GAS_UDP_HDR_LEN;
     atomic_store(&ch->queued, 0);
     atomic_store(&ch->cacked, ch->next_seq);
-    if (ours && ch->err_status == GAS_OK) {
+    return ours;
+}
+
+void gas_udp_chan_kill(struct gas_udp_chan *ch, const char *why)
+{
+    if (atomic_load(&ch->dead))
+        return;
+    if (chan_drop(ch) && ch->err_status == GAS_OK) {
         ch->err_status = GAS_ERR_PEER;
         snprintf(ch->err_msg, sizeof ch->err_msg, "rank %d is dead or unreachable: %s", ch->rank,
                  why);
     }
     atomic_store(&ch->dead, 1);
-    gas_udp_lost_set(ch->rank, 0);
+    gas_udp_lost_set(ch->rank, gas_udp_g.env.rank);
     char as[48];
     gas_udp_addr_str(&ch->addr, as, sizeof as);
     gas_log_warn("udp", "rank %d (%s) declared dead: %s", ch->rank, as, why);
     gas_udp_ring_own(0, 0); /* waiters for its operations: they failed */
 }
 
+void gas_udp_chan_retire(struct gas_udp_chan *ch)
+{
+    if (atomic_load(&ch->dead))
+        return;
+    if (chan_drop(ch) && ch->err_status == GAS_OK) {
+        char why[256];
+        gas_tl_lost_what(gas_udp_g.env.rank, why, sizeof why);
+        ch->err_status = GAS_ERR_PEER;
+        snprintf(ch->err_msg, sizeof ch->err_msg, "%s: operations to rank %d failed", why,
+                 ch->rank);
+    }
+    atomic_store(&ch->dead, 1);
+    gas_udp_ring_own(0, 0);
+}

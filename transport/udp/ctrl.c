@@ -39,10 +39,13 @@ void gas_udp_ctrl_in(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
     if (r->dlen == 0)
         return;   /* a liveness probe (gas_udp_probe): its acknowledgement is all */
     if (r->data[0] >= GAS_UDP_CTRL_OWN) {
-        if (r->data[0] == GAS_UDP_CTRL_DEAD && r->dlen >= 8) {
+        /* A report from a rank this rank gave up on is a stopped rank that
+         * resumed and found its healthy peers silent: not believed. */
+        if (r->data[0] == GAS_UDP_CTRL_DEAD && r->dlen >= 8 && !gas_udp_peer_lost(ch->rank) &&
+            gas_udp_self_lost() < 0) {
             uint32_t lost = gas_boot_get_u32(r->data + 4);
             if (lost < (uint32_t)gas_udp_g.env.nranks && (int)lost != gas_udp_g.env.rank)
-                gas_udp_lost_set((int)lost, 1);
+                gas_udp_lost_set((int)lost, ch->rank);
         }
         return;
     }
@@ -142,18 +145,57 @@ int gas_udp_dead_count(void)
     return atomic_load_explicit(&gas_udp_g.ndead, memory_order_acquire);
 }
 
-void gas_udp_lost_set(int rank, int reported)
+void gas_udp_lost_set(int rank, int by)
 {
     struct gas_udp_state *g = &gas_udp_g;
     unsigned char was = 0;
+    int reported = by != g->env.rank;
     if (g->lost == NULL ||
         !atomic_compare_exchange_strong(&g->lost[rank], &was, reported ? LOST_REPORTED : LOST_HERE))
         return;
+    atomic_store(&g->lost_by[rank], by);
     if (!reported)
         atomic_fetch_add(&g->unannounced, 1);
     else
-        gas_log_warn("udp", "rank %d is lost: another rank gave up on it", rank);
+        gas_log_warn("udp", "rank %d is lost: rank %d gave up on it", rank, by);
     atomic_fetch_add(&g->ndead, 1);
+}
+
+int gas_udp_lost_by(int rank)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    return g->lost != NULL && atomic_load(&g->lost[rank]) != 0 ? atomic_load(&g->lost_by[rank])
+                                                               : -1;
+}
+
+void gas_udp_self_lost_set(struct gas_udp_chan *ch, int by)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    int none = -1;
+    if (g->lost == NULL || gas_udp_peer_lost(ch->rank) ||
+        !atomic_compare_exchange_strong(&g->self_lost_by, &none, by))
+        return;
+    atomic_fetch_add(&g->ndead, 1);   /* gas_tl_first_lost looks */
+    char told[40] = "";
+    if (by != ch->rank)
+        snprintf(told, sizeof told, " (rank %d says so)", ch->rank);
+    gas_log_warn("udp",
+                 "this rank was declared dead by rank %d%s: it answered nothing for %.1f s "
+                 "(GAS_UDP_PEER_TIMEOUT: stopped, or cut off); the other ranks go on without it, "
+                 "and every call of this rank that needs another rank fails",
+                 by, told, gas_udp_peer_timeout_s());
+    gas_udp_timer_at(gas_rt_now_ns());   /* the timers retire every channel */
+}
+
+int gas_udp_self_lost(void)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    return g->lost != NULL ? atomic_load(&g->self_lost_by) : -1;
+}
+
+double gas_udp_peer_timeout_s(void)
+{
+    return (double)gas_udp_g.cfg.peer_timeout / 1e9;
 }
 
 int gas_udp_peer_lost(int rank)
@@ -171,7 +213,7 @@ int gas_udp_lost_by_report(int rank)
 void gas_udp_announce(void)
 {
     struct gas_udp_state *g = &gas_udp_g;
-    if (g->lost == NULL || atomic_load(&g->unannounced) == 0)
+    if (g->lost == NULL || atomic_load(&g->unannounced) == 0 || gas_udp_self_lost() >= 0)
         return;
     int n = g->env.nranks;
     for (int r = 0; r < n; r++) {

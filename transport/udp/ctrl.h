@@ -47,8 +47,20 @@ int gas_udp_peer_lost(int rank);
 /* Whether rank is lost only by another rank's report (not declared dead here). */
 int gas_udp_lost_by_report(int rank);
 void gas_udp_announce(void);
-/* Record rank as lost (reported: by another rank's message, else declared here). */
-void gas_udp_lost_set(int rank, int reported);
+/* Record rank as lost, declared dead by rank `by` (this rank's own: declared
+ * here; another: that rank's report). */
+void gas_udp_lost_set(int rank, int by);
+/*
+ * This rank itself was declared dead: a peer that gave up on it answers its
+ * datagrams with a DEAD notice naming who declared it (docs/udp-wire.md).
+ * Then this rank is out of the job: every channel fails what is outstanding
+ * and sends nothing more, it declares no peer dead and reports nothing, and
+ * gas_tl_first_lost names it for every wait.  gas_udp_self_lost: the rank
+ * that declared it dead, or -1.
+ */
+int gas_udp_self_lost(void);
+/* GAS_UDP_PEER_TIMEOUT in seconds (0 before init), for messages. */
+double gas_udp_peer_timeout_s(void);
 
 /*
  * A liveness probe: when nothing to rank is unacknowledged, send it an empty

@@ -141,6 +141,7 @@ static void release(void)
     free(g->active);
     free((void *)g->chans);
     free((void *)g->lost);
+    free((void *)g->lost_by);
     gas_udp_sock_close();
     if (g->epfd >= 0)
         close(g->epfd);
@@ -193,9 +194,12 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
     g->chans = calloc((size_t)env->nranks, sizeof *g->chans);
     g->active = calloc((size_t)env->nranks, sizeof *g->active);
     g->lost = calloc((size_t)env->nranks, sizeof *g->lost);
+    g->lost_by = calloc((size_t)env->nranks, sizeof *g->lost_by);
+    atomic_store(&g->self_lost_by, -1);
     g->rx_bufs = calloc(GAS_UDP_BATCH, sizeof *g->rx_bufs);
     st = GAS_ERR_NOMEM;
-    if (g->chans == NULL || g->active == NULL || g->lost == NULL || g->rx_bufs == NULL)
+    if (g->chans == NULL || g->active == NULL || g->lost == NULL || g->lost_by == NULL ||
+        g->rx_bufs == NULL)
         goto err_nomem;
     for (unsigned i = 0; i < GAS_UDP_BATCH; i++)
         if ((g->rx_bufs[i] = malloc(g->cfg.dgram_accept)) == NULL)

@@ -9,6 +9,7 @@
  * This rank's own route is applied in place, like shm.
  */
 #include "transport/udp/udp.h"
+#include "transport/udp/ctrl.h"
 #include "alloc/segment.h"
 #include "runtime/boot_wire.h"
 #include "runtime/clock.h"
@@ -100,6 +101,11 @@ static int room_ready(void *arg)
 
 static gas_status_t dead_error(struct gas_udp_chan *ch, const char *call)
 {
+    if (gas_udp_self_lost() >= 0) {
+        char why[300];
+        gas_tl_lost_what(gas_udp_g.env.rank, why, sizeof why);
+        return gas_rt_error(GAS_ERR_PEER, call, "%s: nothing was sent to rank %d", why, ch->rank);
+    }
     return gas_rt_error(GAS_ERR_PEER, call,
                         "rank %d is unreachable: it acknowledged nothing for GAS_UDP_PEER_TIMEOUT",
                         ch->rank);
@@ -205,8 +211,10 @@ static gas_status_t put_remote(struct gas_udp_chan *ch, uint64_t off, const unsi
             }
         }
         memcpy(gas_udp_chan_append(ch, &r), src, k);
-        if (k == n)
+        if (k == n) {
+            gas_udp_chan_user_op(ch, comp);
             break;
+        }
         src += k;
         off += k;
         n -= k;
@@ -281,6 +289,7 @@ static gas_status_t udp_get(gas_tl_peer_t *peer, void *dst, uint64_t off, size_t
         k += piece;
     }
     if (st == GAS_OK) {
+        gas_udp_chan_user_op(ch, comp);
         gas_udp_chan_push(ch, gas_rt_now_ns(), 0);
         st = GAS_INPROGRESS;
     } else {
@@ -320,6 +329,7 @@ static gas_status_t udp_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_c
                                 .a = a->operand, .b = a->compare, .amo_op = (uint8_t)a->op,
                                 .amo_width = (uint8_t)a->width};
         gas_udp_chan_append(ch, &r);
+        gas_udp_chan_user_op(ch, comp);
         gas_udp_chan_push(ch, gas_rt_now_ns(), 0);
         st = GAS_INPROGRESS;
     } else if (op) {

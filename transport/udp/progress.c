@@ -301,11 +301,27 @@ void gas_udp_kick(void)
     (void)w;
 }
 
+/*
+ * The timers run long after their deadline (by over a quarter of
+ * GAS_UDP_PEER_TIMEOUT): this rank was not running (stopped with SIGSTOP,
+ * starved, or computing in poll mode).  Its peers' silence over that time
+ * says nothing of them, so the peer timeout of a channel that waits for
+ * them starts again now instead of declaring them dead at once: a resumed
+ * rank first hears whether it was itself declared dead (a DEAD notice).
+ */
+static void stall_forgive(struct gas_udp_chan *ch, uint64_t now)
+{
+    if (ch->una != ch->next_seq || atomic_load(&ch->cacked) != ch->next_seq)
+        ch->last_progress_ns = now;
+}
+
 int gas_udp_timers_run(uint64_t now)
 {
     struct gas_udp_state *g = &gas_udp_g;
-    if (now < atomic_load(&g->next_timer_ns) || pthread_mutex_trylock(&g->timer_lock) != 0)
+    uint64_t due = atomic_load(&g->next_timer_ns);
+    if (now < due || pthread_mutex_trylock(&g->timer_lock) != 0)
         return 0;
+    int stalled = due != GAS_UDP_NEVER && now - due > g->cfg.peer_timeout / 4;
     atomic_store(&g->next_timer_ns, GAS_UDP_NEVER);
     atomic_store(&g->next_urgent_ns, GAS_UDP_NEVER);
     uint64_t next = gas_udp_sock_flush_delayed(now), urgent = GAS_UDP_NEVER;
@@ -314,6 +330,8 @@ int gas_udp_timers_run(uint64_t now)
     for (uint32_t i = 0; i < n; i++) {
         struct gas_udp_chan *ch = g->active[i];
         pthread_mutex_lock(&ch->lock);
+        if (stalled)
+            stall_forgive(ch, now);
         uint64_t u, t = gas_udp_chan_timers(ch, now, &u);
         if (blocked)
             gas_udp_chan_push(ch, now, 1);

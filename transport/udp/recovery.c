@@ -271,6 +271,8 @@ void gas_udp_chan_cack(struct gas_udp_chan *ch, uint32_t cack, uint64_t now)
     uint32_t cur = atomic_load_explicit(&ch->cacked, memory_order_relaxed);
     if (gas_udp_seq_gt(cack, cur) && gas_udp_seq_le(cack, ch->next_seq)) {
         atomic_store_explicit(&ch->cacked, cack, memory_order_release);
+        if (ch->user_owed && !gas_udp_seq_lt(cack, ch->user_until))
+            ch->user_owed = 0; /* the caller's operations completed */
         ch->last_progress_ns = now;
         ch->probe_backoff = 0;
     }

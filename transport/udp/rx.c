@@ -11,6 +11,7 @@
  */
 #include "transport/udp/bounds.h"
 #include "transport/udp/udp.h"
+#include "transport/udp/ctrl.h"
 #include "alloc/segment.h"
 #include "runtime/clock.h"
 #include "runtime/log.h"
@@ -263,6 +264,49 @@ int gas_udp_rx_deliver(struct gas_udp_chan *ch, const unsigned char *buf, uint32
     return 1;
 }
 
+/* ---- dead peers ---- */
+
+#define NOTICE_GAP_NS 100000000ull /* DEAD notices to one peer: at most one per 100 ms */
+
+/*
+ * A datagram from a peer this rank gave up on (or counts lost by another
+ * rank's report) is dropped and answered with a DEAD notice, so that a
+ * stopped rank that resumes learns it is out of the job instead of taking
+ * its healthy peers' silence for their death.  A rank that was itself
+ * declared dead tells nobody.
+ */
+static void notice_out(struct gas_udp_chan *ch, uint64_t now)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    int by = gas_udp_lost_by(ch->rank);
+    if (by < 0 || gas_udp_self_lost() >= 0 || !ch->have_addr ||
+        (ch->notice_ns && now - ch->notice_ns < NOTICE_GAP_NS))
+        return;
+    unsigned char buf[GAS_UDP_ACK_LEN];
+    struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .flags = GAS_UDP_F_NOSEQ | GAS_UDP_F_DEAD,
+                            .key = g->env.job_key, .src = (uint32_t)g->env.rank,
+                            .sack = (uint64_t)by};
+    gas_udp_hdr_write(buf, &h);
+    gas_udp_dgram_sum_set(buf, sizeof buf, (uint32_t)ch->rank);
+    unsigned char *bp = buf;
+    uint32_t len = sizeof buf;
+    if (gas_udp_sock_send(&ch->addr, &bp, &len, 1) == 1) {
+        ch->notice_ns = now;
+        ch->c.dg_tx++;
+        ch->c.b_tx += len;
+        GAS_UDP_COUNT(dg_tx, 1);
+        GAS_UDP_COUNT(b_tx, len);
+    }
+}
+
+/* A DEAD notice: the peer gave up on this rank (sack: the rank that declared it). */
+static void notice_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h)
+{
+    ch->c.dg_rx++;
+    int by = h->sack < (uint64_t)gas_udp_g.env.nranks ? (int)h->sack : ch->rank;
+    gas_udp_self_lost_set(ch, by);
+}
+
 /* ---- a batch ---- */
 
 /* A numbered datagram of ch's peer; *bufp may be taken (and replaced). */
@@ -381,14 +425,21 @@ int gas_udp_rx_batch(void)
             continue;
         }
         pthread_mutex_lock(&ch->lock);
-        if (atomic_load_explicit(&ch->dead, memory_order_relaxed)) {
-            pthread_mutex_unlock(&ch->lock);
-            continue;
-        }
         if (from[i].sin_addr.s_addr != ch->addr.sin_addr.s_addr ||
             from[i].sin_port != ch->addr.sin_port) {
             pthread_mutex_unlock(&ch->lock);
             count_bad(ch, &from[i], "not sent from the address its source rank published");
+            continue;
+        }
+        if (h.flags & GAS_UDP_F_DEAD) {
+            notice_in(ch, &h);
+            pthread_mutex_unlock(&ch->lock);
+            continue;
+        }
+        if (atomic_load_explicit(&ch->dead, memory_order_relaxed) ||
+            gas_udp_peer_lost(ch->rank)) {
+            notice_out(ch, now);
+            pthread_mutex_unlock(&ch->lock);
             continue;
         }
         ch->c.dg_rx++;

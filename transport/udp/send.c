@@ -13,6 +13,7 @@
  * held.
  */
 #include "transport/udp/udp.h"
+#include "transport/udp/ctrl.h"
 #include "runtime/clock.h"
 
 #include <stdio.h>
@@ -283,6 +284,10 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now, uint64_t *ur
     *urgent = GAS_UDP_NEVER;
     if (atomic_load_explicit(&ch->dead, memory_order_relaxed))
         return GAS_UDP_NEVER;
+    if (gas_udp_self_lost() >= 0) {   /* this rank is out of the job */
+        gas_udp_chan_retire(ch);
+        return GAS_UDP_NEVER;
+    }
     uint64_t next = gas_udp_loss_timers(ch, now);
     if (ch->una != ch->next_seq || atomic_load(&ch->cacked) != ch->next_seq) {
         uint64_t quiet_for = now > ch->last_progress_ns ? now - ch->last_progress_ns : 0;

@@ -173,7 +173,13 @@ struct gas_udp_chan {
 
     /* failure of operations without a completion, raised by the next quiet */
     int err_status;
-    char err_msg[200];
+    char err_msg[320];
+    /* the caller's own operations without a completion (not the runtime's:
+     * gas_tl_rt_issuing) are in datagrams numbered below user_until, while
+     * user_owed: only their failure is kept for the quiet (gas_udp_chan_kill) */
+    uint32_t user_until;
+    int user_owed;
+    uint64_t notice_ns;          /* last DEAD notice sent to the peer (rx.c) */
 
     struct gas_udp_counters c;
 };
@@ -210,6 +216,8 @@ struct gas_udp_state {
     atomic_int ndead;            /* ranks lost: declared dead here or reported (gas_udp_dead_count) */
     atomic_int unannounced;      /* of those, declared here and not yet told to the others */
     _Atomic unsigned char *lost; /* by rank: 0, LOST_HERE, LOST_ANNOUNCED, LOST_REPORTED (ctrl.c) */
+    _Atomic int *lost_by;        /* by rank: who declared it dead (this rank, or the reporter) */
+    atomic_int self_lost_by;     /* the rank that declared this rank dead (a DEAD notice), or -1 */
     pthread_mutex_t ext_lock;    /* held while the event source's fn runs (ctrl.h) */
     _Atomic(int (*)(int)) ext_fn;
     int ext_fd;
@@ -292,6 +300,13 @@ unsigned char *gas_udp_chan_append(struct gas_udp_chan *ch, const struct gas_udp
 void gas_udp_chan_seal(struct gas_udp_chan *ch, uint64_t now);
 /* Declare the peer dead: fail everything outstanding with GAS_ERR_PEER. */
 void gas_udp_chan_kill(struct gas_udp_chan *ch, const char *why);
+/* This rank was itself declared dead (gas_udp_self_lost): fail everything
+ * outstanding on the channel and send nothing more, without declaring the
+ * peer anything; the next quiet says why (a failure of the caller's own). */
+void gas_udp_chan_retire(struct gas_udp_chan *ch);
+/* A request of the caller's without a completion went into the open datagram
+ * (the runtime's own traffic, gas_tl_rt_issuing, does not count). */
+void gas_udp_chan_user_op(struct gas_udp_chan *ch, const gas_tl_comp_t *comp);
 /* Operations awaiting replies. */
 uint32_t gas_udp_op_new(struct gas_udp_chan *ch, enum gas_udp_op_kind kind, gas_tl_comp_t *comp,
                         void *dst, uint64_t len);
@@ -373,6 +388,11 @@ void gas_udp_ring_own(uint64_t off, uint64_t len);
 /* ---- ctrl.c ---- */
 /* A CTRL record arrived (channel locked): hand it to the handler, append its reply. */
 void gas_udp_ctrl_in(struct gas_udp_chan *ch, const struct gas_udp_rec *r);
+/* A DEAD notice from ch's peer (channel locked): unless this rank counts that
+ * peer lost, this rank was declared dead by rank `by` (gas_udp_self_lost). */
+void gas_udp_self_lost_set(struct gas_udp_chan *ch, int by);
+/* Who declared rank dead (this rank, or the rank whose report was taken); -1: not lost. */
+int gas_udp_lost_by(int rank);
 /* Run the other transport's event source (ctrl.h), if any: events handled. */
 int gas_udp_event_run(int polled);
 

@@ -286,7 +286,8 @@ int gas_udp_dgram_check(const unsigned char *b, size_t len, uint64_t key, uint32
         *why_p = "unknown wire version";
         return -1;
     }
-    if (h->flags & ~(GAS_UDP_F_NOSEQ | GAS_UDP_F_ACKREQ | GAS_UDP_F_RETX)) {
+    if ((h->flags & ~(GAS_UDP_F_NOSEQ | GAS_UDP_F_ACKREQ | GAS_UDP_F_RETX | GAS_UDP_F_DEAD)) ||
+        (h->flags & (GAS_UDP_F_DEAD | GAS_UDP_F_NOSEQ)) == GAS_UDP_F_DEAD) {
         *why_p = "reserved header bits set";
         return -1;
     }

@@ -7,11 +7,14 @@
  * checksum over the whole datagram and the destination rank.  A datagram
  * with NOSEQ is a standalone acknowledgement: 40 bytes, the header and the
  * selective acknowledgement; it consumes no sequence number and carries no
- * records.  Only standalone acknowledgements carry selective acks.
+ * records.  Only standalone acknowledgements carry selective acks.  A
+ * NOSEQ datagram with DEAD is no acknowledgement but a notice: the sender
+ * gave up on the receiver and drops what it sends; sack holds the rank that
+ * declared the receiver dead, and seq, ack and cack are 0.
  *
  *   off size header field
  *     0   1  version    2
- *     1   1  flags      NOSEQ 1, ACKREQ 2 (acknowledge at once), RETX 4
+ *     1   1  flags      NOSEQ 1, ACKREQ 2 (acknowledge at once), RETX 4, DEAD 8 (NOSEQ only)
  *     2   2  dsack      0, or d: number ack - d arrived twice (a retransmission
  *                       that was not needed: the sender's timeout was spurious)
  *     4   4  src        sending rank
@@ -47,7 +50,8 @@
 enum {
     GAS_UDP_F_NOSEQ = 1,   /* standalone acknowledgement */
     GAS_UDP_F_ACKREQ = 2,  /* the sender waits: acknowledge without delay */
-    GAS_UDP_F_RETX = 4     /* a retransmission (informational) */
+    GAS_UDP_F_RETX = 4,    /* a retransmission (informational) */
+    GAS_UDP_F_DEAD = 8     /* with NOSEQ: the sender gave up on the receiver (sack: who declared it) */
 };
 
 enum gas_udp_rec_type {
