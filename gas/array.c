@@ -210,7 +210,7 @@ static void heap_shrink(void)
 static gas_status_t nospace(const char *call, uint64_t want, uint64_t nbytes, const char *sized_by,
                             const char *why)
 {
-    char need[32], fr[32], big[32], hint[400], total_text[80] = "";
+    char need[32], fr[32], big[32], hint[400], total_text[80] = "", lower[80] = "";
     uint64_t total = 0, largest = 0;
     gas_al_heap_stats(&gas_gs.heap, &total, &largest, NULL);
     gas_rt_format_bytes(need, sizeof need, want);
@@ -219,12 +219,12 @@ static gas_status_t nospace(const char *call, uint64_t want, uint64_t nbytes, co
     if (nbytes)
         snprintf(total_text, sizeof total_text, " (%llu bytes over %d ranks)",
                  (unsigned long long)nbytes, gas_gs.nranks);
+    if (sized_by)
+        snprintf(lower, sizeof lower, "lower %s or ", sized_by);
     return gas_rt_error(GAS_ERR_NOSPACE, call,
                         "cannot allocate %s per rank%s: the symmetric heap has %s free below its "
-                        "end, the largest free block is %s, and %s; %s%s%s%s",
-                        need, total_text, fr, big, why, sized_by ? "lower " : "",
-                        sized_by ? sized_by : "", sized_by ? " or " : "",
-                        gas_gs_raise_hint(hint, sizeof hint));
+                        "end, the largest free block is %s, and %s; %s%s",
+                        need, total_text, fr, big, why, lower, gas_gs_raise_hint(hint, sizeof hint));
 }
 
 /*

@@ -56,6 +56,17 @@ static inline gas_status_t gas_gs_check_at(const char *file, int line, const cha
 }
 #define gas_gs_check(call) gas_gs_check_at(__FILE__, __LINE__, (call))
 
+/* GAS_ERR_PEER for `call`: "<what gas_tl_lost_what says of rank>: <what>",
+ * logged at the caller's file and line. */
+static inline gas_status_t gas_gs_lost_error_at(const char *file, int line, const char *call,
+                                                int rank, const char *what)
+{
+    char why[300];
+    gas_tl_lost_what(rank, why, sizeof why);
+    return gas_rt_error_at(file, line, GAS_ERR_PEER, call, "%s: %s", why, what);
+}
+#define gas_gs_lost_error(call, rank, what) gas_gs_lost_error_at(__FILE__, __LINE__, (call), (rank), (what))
+
 /*
  * The route to rank for an operation of the caller's: like gas_tl_peer, but a
  * rank given up on (gas_tl_first_lost: udp declared it dead, another rank

@@ -6,6 +6,7 @@
 #include "internal.h"
 #include "runtime/wait.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 enum xfer_kind { XFER_PUT, XFER_GET };
@@ -44,9 +45,9 @@ gas_status_t gas_gs_peer(const char *call, int rank, gas_tl_peer_t **peer_p)
 {
     int lost = rank != gas_gs.rank ? gas_tl_first_lost(&rank, 1) : -1;
     if (lost >= 0) {   /* rank, or this rank when it was itself declared dead */
-        char why[300];
-        gas_tl_lost_what(lost, why, sizeof why);
-        return gas_rt_error(GAS_ERR_PEER, call, "%s: nothing was sent to rank %d", why, rank);
+        char what[48];
+        snprintf(what, sizeof what, "nothing was sent to rank %d", rank);
+        return gas_gs_lost_error(call, lost, what);
     }
     return gas_tl_peer(rank, peer_p);
 }

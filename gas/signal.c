@@ -137,10 +137,8 @@ static gas_status_t wait_until(const char *call, struct wait_arg *w)
     snprintf(what, sizeof what, "the value at %p to satisfy the condition", w->ivar);
     st = gas_rt_wait(wait_cond, w, w->ivar, call, what);
     if (st == GAS_OK && w->lost >= 0) {
-        char why[300];
-        gas_tl_lost_what(w->lost, why, sizeof why);
-        st = gas_rt_error(GAS_ERR_PEER, call, "%s: the value at %p may never be written", why,
-                          w->ivar);
+        snprintf(what, sizeof what, "the value at %p may never be written", w->ivar);
+        st = gas_gs_lost_error(call, w->lost, what);
     }
     return st;
 }

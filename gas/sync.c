@@ -107,11 +107,8 @@ gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *m
         return st;
     int P = gas_gs.nranks, me = gas_gs.rank;
     int lost = gas_tl_first_lost(NULL, P);
-    if (lost >= 0) {   /* its wait would fail on it: fail before sending anything */
-        char why[300];
-        gas_tl_lost_what(lost, why, sizeof why);
-        return gas_rt_error(GAS_ERR_PEER, call, "%s: the barrier cannot complete", why);
-    }
+    if (lost >= 0)   /* its wait would fail on it: fail before sending anything */
+        return gas_gs_lost_error(call, lost, "the barrier cannot complete");
     uint64_t e;
     int first_round = 0, resume = interrupted.active;
     uint64_t mm[2] = {value, value};
@@ -135,11 +132,8 @@ gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *m
         snprintf(what, sizeof what, "round %d of barrier %llu (a signal from rank %d)", k,
                  (unsigned long long)e, from);
         st = gas_rt_wait(round_arrived, &w, w.count, call, what);
-        if (st == GAS_OK && w.lost >= 0) {
-            char why[300];
-            gas_tl_lost_what(w.lost, why, sizeof why);
-            st = gas_rt_error(GAS_ERR_PEER, call, "%s: the barrier cannot complete", why);
-        }
+        if (st == GAS_OK && w.lost >= 0)
+            st = gas_gs_lost_error(call, w.lost, "the barrier cannot complete");
         if (st != GAS_OK) {
             interrupted.active = 1;
             interrupted.epoch = e;

@@ -36,6 +36,9 @@ gas_status_t gas_rt_boot_single_open(struct gas_rt_boot *b);
 /* A rank started by gasrun: an inherited socket (GASRUN_BOOT_FD) or a TCP
  * connection to GASRUN_BOOT_ADDR (a rank on another host). */
 gas_status_t gas_rt_boot_gasrun_open(struct gas_rt_boot *b);
+/* The rank gasrun gave this process (GASRUN_RANK), or -1: what messages name
+ * it by before the bootstrap opens. */
+int gas_rt_boot_gasrun_rank(void);
 
 /* boot_watch.c: end this rank when the boot connection `fd` closes (gasrun is
  * gone); `what` names the connection in the message.  stop() before closing fd. */

@@ -224,6 +224,12 @@ static int env_int(const char *name, long lo, long hi, long *out)
     return 0;
 }
 
+int gas_rt_boot_gasrun_rank(void)
+{
+    long rank;
+    return env_int("GASRUN_RANK", 0, INT32_MAX, &rank) == 0 ? (int)rank : -1;
+}
+
 /* The boot socket: inherited (GASRUN_BOOT_FD), or connected to GASRUN_BOOT_ADDR. */
 static gas_status_t open_socket(const char *fd_text, const char *addr)
 {

@@ -20,9 +20,7 @@
 #include "wait.h"
 
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const struct gas_rt_boot *boot;
@@ -58,11 +56,7 @@ GAS_EXPORT gas_status_t gas_init(void)
                             "its segment and peers are the parent's (exec a new program instead)");
     /* Until the bootstrap opens, the launcher's word names this rank in
      * messages (a bad GAS_* setting is reported by every rank). */
-    const char *launcher_rank = getenv("GASRUN_RANK");
-    char *end = NULL;
-    long r = launcher_rank ? strtol(launcher_rank, &end, 10) : -1;
-    if (launcher_rank && end != launcher_rank && *end == '\0' && r >= 0 && r <= INT32_MAX)
-        gas_rt_log_rank_ = (int)r;
+    gas_rt_log_rank_ = gas_rt_boot_gasrun_rank();
     gas_status_t st = gas_rt_config_load();
     if (st != GAS_OK)
         return st;

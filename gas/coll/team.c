@@ -256,22 +256,19 @@ gas_status_t gas_co_start_nodes(int *cpu_sharers_p)
 {
     gas_team_t w = gas_team_world_;
     uint64_t me[2] = {my_node(), gas_rt_cpu_key()};
-    uint64_t *both = malloc((size_t)w->size * sizeof me), *ids = malloc((size_t)w->size * sizeof *ids);
-    if (both == NULL || ids == NULL) {
-        free(both);
-        free(ids);
+    uint64_t *ids = malloc((size_t)w->size * sizeof me);
+    if (ids == NULL)
         return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the node table");
-    }
-    gas_status_t st = gas_co_allgather_bytes("gas_init", w, both, me, sizeof me);
+    gas_status_t st = gas_co_allgather_bytes("gas_init", w, ids, me, sizeof me);
+    /* Pairs (node, CPU key) by rank; the node ids are packed to the front in place. */
     int sharers = 0;
     for (int r = 0; st == GAS_OK && r < w->size; r++) {
-        ids[r] = both[2 * r];
-        sharers += both[2 * r + 1] == me[1];
+        sharers += ids[2 * r + 1] == me[1];
+        ids[r] = ids[2 * r];
     }
     if (st == GAS_OK && set_nodes(w, ids) != GAS_OK)
         st = gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the node table");
     *cpu_sharers_p = sharers > 0 ? sharers : 1;
-    free(both);
     free(ids);
     return st;
 }
@@ -599,9 +596,9 @@ int gas_co_lost_member(gas_team_t t)
 
 gas_status_t gas_co_lost_error(gas_team_t t, const char *call, const char *what)
 {
-    char why[300];
-    gas_tl_lost_what(gas_co_lost_member(t), why, sizeof why);
-    return gas_rt_error(GAS_ERR_PEER, call, "%s: %s cannot complete", why, what);
+    char whole[160];
+    snprintf(whole, sizeof whole, "%s cannot complete", what);
+    return gas_gs_lost_error(call, gas_co_lost_member(t), whole);
 }
 
 GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)

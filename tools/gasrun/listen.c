@@ -17,15 +17,14 @@
 #include "log.h"
 #include "rendezvous.h"
 #include "runtime/boot_wire.h"
+#include "runtime/config.h"
 
 #include <errno.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -200,21 +199,10 @@ static double hello_window_s(void)
     if (cached > 0)
         return cached;
     cached = GR_AUTH_TIMEOUT_S;
-    const char *t = getenv("GAS_BOOT_TIMEOUT");
-    char *end = NULL;
-    double v = t ? strtod(t, &end) : 0;
-    if (t == NULL || end == t || !isfinite(v) || v <= 0)
-        return cached;
-    while (*end == ' ')
-        end++;
-    double scale = *end == '\0' || strcasecmp(end, "s") == 0 ? 1
-                 : strcasecmp(end, "ms") == 0                 ? 1e-3
-                 : strcasecmp(end, "us") == 0                 ? 1e-6
-                 : strcasecmp(end, "ns") == 0                 ? 1e-9
-                 : strcasecmp(end, "min") == 0                ? 60
-                                                              : 0;
-    if (scale > 0)
-        cached = v * scale < 1 ? 1 : v * scale;
+    const char *t = getenv("GAS_BOOT_TIMEOUT"), *why = NULL;
+    uint64_t ns = 0;
+    if (t != NULL && gas_rt_config_parse(GAS_CFG_T_TIME, NULL, t, &ns, &why) == 0 && ns > 0)
+        cached = ns < 1000000000u ? 1 : (double)ns / 1e9;
     return cached;
 }
 

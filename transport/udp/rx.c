@@ -282,21 +282,11 @@ static void notice_out(struct gas_udp_chan *ch, uint64_t now)
     if (by < 0 || gas_udp_self_lost() >= 0 || !ch->have_addr ||
         (ch->notice_ns && now - ch->notice_ns < NOTICE_GAP_NS))
         return;
-    unsigned char buf[GAS_UDP_ACK_LEN];
     struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .flags = GAS_UDP_F_NOSEQ | GAS_UDP_F_DEAD,
                             .key = g->env.job_key, .src = (uint32_t)g->env.rank,
                             .sack = (uint64_t)by};
-    gas_udp_hdr_write(buf, &h);
-    gas_udp_dgram_sum_set(buf, sizeof buf, (uint32_t)ch->rank);
-    unsigned char *bp = buf;
-    uint32_t len = sizeof buf;
-    if (gas_udp_sock_send(&ch->addr, &bp, &len, 1) == 1) {
+    if (gas_udp_chan_send_standalone(ch, &h))
         ch->notice_ns = now;
-        ch->c.dg_tx++;
-        ch->c.b_tx += len;
-        GAS_UDP_COUNT(dg_tx, 1);
-        GAS_UDP_COUNT(b_tx, len);
-    }
 }
 
 /* A DEAD notice: the peer gave up on this rank (sack: the rank that declared it). */

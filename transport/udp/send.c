@@ -225,6 +225,22 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
     send_batch(ch, &b, !paced, now);
 }
 
+int gas_udp_chan_send_standalone(struct gas_udp_chan *ch, const struct gas_udp_hdr *h)
+{
+    unsigned char buf[GAS_UDP_ACK_LEN];
+    gas_udp_hdr_write(buf, h);
+    gas_udp_dgram_sum_set(buf, sizeof buf, (uint32_t)ch->rank);
+    unsigned char *bp = buf;
+    uint32_t len = sizeof buf;
+    if (gas_udp_sock_send(&ch->addr, &bp, &len, 1) != 1)
+        return 0;
+    ch->c.dg_tx++;
+    ch->c.b_tx += len;
+    GAS_UDP_COUNT(dg_tx, 1);
+    GAS_UDP_COUNT(b_tx, len);
+    return 1;
+}
+
 void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags)
 {
     struct gas_udp_state *g = &gas_udp_g;
@@ -232,26 +248,17 @@ void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags)
         return;
     /* Replies to what this acknowledges must be numbered before it (cack). */
     gas_udp_chan_seal(ch, now);
-    unsigned char buf[GAS_UDP_ACK_LEN];
     struct gas_udp_hdr h = {.version = GAS_UDP_VERSION, .flags = GAS_UDP_F_NOSEQ | flags,
                             .dsack = dsack_field(ch), .key = g->env.job_key,
                             .src = (uint32_t)g->env.rank, .seq = ch->next_seq, .ack = ch->rx.next,
                             .sack = gas_udp_rxwin_sack(&ch->rx), .cack = ch->rx.next};
-    gas_udp_hdr_write(buf, &h);
-    gas_udp_dgram_sum_set(buf, sizeof buf, (uint32_t)ch->rank);
-    unsigned char *bp = buf;
-    uint32_t len = sizeof buf;
-    if (gas_udp_sock_send(&ch->addr, &bp, &len, 1) == 1) {
+    if (gas_udp_chan_send_standalone(ch, &h)) {
         ch->ack_pending = 0;
         ch->ack_now = 0;
         ch->ack_due_ns = 0;
         ch->have_dsack = 0;
         ch->c.ack_tx++;
-        ch->c.dg_tx++;
-        ch->c.b_tx += len;
         GAS_UDP_COUNT(ack_tx, 1);
-        GAS_UDP_COUNT(dg_tx, 1);
-        GAS_UDP_COUNT(b_tx, len);
     } else {
         ch->ack_due_ns = now + RETRY_NS;
         gas_udp_timer_at(ch->ack_due_ns);

@@ -327,6 +327,10 @@ void gas_udp_pace_update(struct gas_udp_chan *ch, uint64_t now);
 void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush);
 /* A standalone acknowledgement; flags may add GAS_UDP_F_ACKREQ (a probe). */
 void gas_udp_chan_send_ack(struct gas_udp_chan *ch, uint64_t now, uint8_t flags);
+/* Send one standalone (NOSEQ, 40-byte) datagram with header h to ch's peer
+ * and count it: 1 when the socket took it, else 0.  Acknowledgements and
+ * DEAD notices (rx.c) go this way. */
+int gas_udp_chan_send_standalone(struct gas_udp_chan *ch, const struct gas_udp_hdr *h);
 /* Retransmission, delayed-ack, pacing and peer timers; returns the next
  * deadline, and in *urgent the next one that holds data back (pacing, a
  * refused send retried), or NEVER. */
