@@ -3,7 +3,10 @@
  * resumed), and what the survivors' calls report after such a loss.
  * Run over two network namespaces with -n 3 --ppn 2 (ranks 0 and 1 on one
  * node, 2 on the other), GAS_UDP_PEER_TIMEOUT=2s, GAS_ERRORS=return:
- * tests/manifest (udp_zombie_netns, udp_quiet_lost_netns).
+ * tests/manifest (udp_zombie_netns, udp_quiet_lost_netns).  With
+ * TEST_REMOTE=rdma and GAS_RDMA_DEVICE=sim the pairs across the nodes go
+ * over the rdma simulation instead (rdma_zombie_netns, rdma_quiet_lost_netns):
+ * liveness there is udp's, and the same outcomes must hold.
  *
  * Rank 1, the victim, stops itself (SIGSTOP) after a barrier; ranks 0 (its
  * node-mate over shm) and 2 (over udp) fail their next barrier with
@@ -134,13 +137,19 @@ int main(int argc, char **argv)
     test_begin("udp_zombie");
     /* Ranks 0 and 1 share a node (shm), rank 2 is on another (udp): all agree. */
     int64_t ok = t_nranks == 3, all_ok = 0;
-    const char *want[3][3] = {{"", "shm", "udp"}, {"shm", "", "udp"}, {"udp", "udp", ""}};
+    /* (TEST_REMOTE=rdma: the remote pair goes over the rdma sim) */
+    const char *remote = getenv("TEST_REMOTE") ? getenv("TEST_REMOTE") : "udp";
+    const char *want[3][3] = {{"", "shm", remote}, {"shm", "", remote}, {remote, remote, ""}};
     for (int r = 0; r < 3 && ok; r++) {
         gas_peer_stats_t ps;
         ok = r == t_rank || (gas_peer_stats(r, &ps) == GAS_OK &&
                              strcmp(ps.transport, want[t_rank][r]) == 0);
+        if (!ok && gas_peer_stats(r, &ps) == GAS_OK)
+            printf("rank %d reaches rank %d over %s\n", t_rank, r, ps.transport);
     }
     MUST(gas_allreduce(GAS_TEAM_WORLD, &all_ok, &ok, 1, GAS_INT64, GAS_OP_MIN));
+    if (!all_ok && getenv("TEST_REMOTE"))  /* asked for that route: a test, not a skip */
+        test_die("the pairs across the nodes do not go over TEST_REMOTE");
     if (!all_ok) {
         if (t_rank == 0)
             printf("skipped: needs 3 ranks, 0 and 1 on one node and 2 on another (netns)\n");
