@@ -21,6 +21,26 @@ const struct gas_rt_config_def gas_rt_config_defs[GAS_CFG_COUNT] = {
 #undef GAS_CONFIG_ROW
 };
 
+static const struct range {
+    enum gas_rt_config_id id;
+    uint64_t lo, hi;
+} ranges[] = {
+#define GAS_CONFIG_RANGE(ID, LO, HI) {GAS_CFG_##ID, LO, HI},
+#include "config_ranges.h"
+#undef GAS_CONFIG_RANGE
+};
+
+int gas_rt_config_range(enum gas_rt_config_id id, uint64_t *lo_p, uint64_t *hi_p)
+{
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (ranges[i].id == id) {
+            *lo_p = ranges[i].lo;
+            *hi_p = ranges[i].hi;
+            return 1;
+        }
+    return 0;
+}
+
 struct value {
     uint64_t num;
     char text[256];
@@ -56,6 +76,11 @@ static gas_status_t set_value(int id, const char *text, const char *source)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_%s='%s' (from %s): %s", d->name,
                             text, source, why);
     }
+    uint64_t lo, hi;
+    if (gas_rt_config_range((enum gas_rt_config_id)id, &lo, &hi) && (num < lo || num > hi))
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_%s='%s' (from %s): outside "
+                            "%llu..%llu", d->name, text, source, (unsigned long long)lo,
+                            (unsigned long long)hi);
     values[id].num = num;
     snprintf(values[id].text, sizeof values[id].text, "%s", text);
     snprintf(values[id].source, sizeof values[id].source, "%s", source);

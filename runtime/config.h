@@ -52,6 +52,9 @@ int gas_rt_config_enum(enum gas_rt_config_id id);        /* index into choices *
 const char *gas_rt_config_str(enum gas_rt_config_id id); /* the text as set */
 const char *gas_rt_config_source(enum gas_rt_config_id id); /* "default", "env", "file:..." */
 
+/* Whether id has a range (config_ranges.h): 1 with *lo_p..*hi_p, else 0. */
+int gas_rt_config_range(enum gas_rt_config_id id, uint64_t *lo_p, uint64_t *hi_p);
+
 /* The closest known name to an unknown one (NULL when nothing is close). */
 const char *gas_rt_config_nearest(const char *name);
 

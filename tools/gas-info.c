@@ -53,14 +53,21 @@ static void print_markdown(void)
            "booleans and choices are matched in any case (4K, YES, Return). An unknown `GAS_*`\n"
            "variable draws a warning naming the closest known one (`GAS_TEST_*` names are left\n"
            "to test programs unless they are close to a known one). `gas-info` prints the values\n"
-           "in force and where each came from. The `GAS_TEST_*` settings below inject faults for\n"
+           "in force and where each came from. A value outside a row's \"Accepted\" range is\n"
+           "refused when the configuration is read, by gas_init and gas-info alike\n"
+           "(runtime/config_ranges.h). The `GAS_TEST_*` settings below inject faults for\n"
            "tests; leave them off.\n\n"
            "| variable | type | default | meaning |\n| --- | --- | --- | --- |\n");
     for (int i = 0; i < GAS_CFG_COUNT; i++) {
         const struct gas_rt_config_def *d = &gas_rt_config_defs[i];
-        printf("| `GAS_%s` | %s%s%s%s | `%s` | %s |\n", d->name, type_name(d->type),
+        uint64_t lo, hi;
+        char range[80] = "";
+        if (gas_rt_config_range((enum gas_rt_config_id)i, &lo, &hi))
+            snprintf(range, sizeof range, " Accepted: %llu..%llu (others are refused).",
+                     (unsigned long long)lo, (unsigned long long)hi);
+        printf("| `GAS_%s` | %s%s%s%s | `%s` | %s%s |\n", d->name, type_name(d->type),
                d->choices ? " (" : "", d->choices ? d->choices : "", d->choices ? ")" : "",
-               d->def[0] ? d->def : "\"\"", d->doc);
+               d->def[0] ? d->def : "\"\"", d->doc, range);
     }
 }
 

@@ -151,6 +151,44 @@ static void config_file_kinds(void)
     }
 }
 
+/*
+ * A value outside its row's range (config_ranges.h) is refused when the
+ * table is loaded, naming the variable, where it came from and the range;
+ * the ends themselves are accepted, and every default lies inside.
+ */
+static void config_ranges(void)
+{
+    char path[32];
+    static const char bad[] = "UDP_MTU=10\n";
+    write_temp(path, bad, sizeof bad - 1);
+    UCHECK(load_from(path) == GAS_ERR_INVALID, "GAS_UDP_MTU=10 accepted");
+    UCHECK(strstr(gas_last_error(), "GAS_UDP_MTU='10' (from ") != NULL &&
+           strstr(gas_last_error(), ":1): outside 320..65535") != NULL,
+           "range message: %s", gas_last_error());
+    unlink(path);
+    static const char ends[] = "UDP_MTU=320\nUDP_WINDOW=1048576\nRDMA_PORT=255\nRDMA_INLINE=0\n";
+    write_temp(path, ends, sizeof ends - 1);
+    UCHECK(load_from(path) == GAS_OK, "the ends of ranges refused: %s", gas_last_error());
+    UCHECK(gas_rt_config_size(GAS_CFG_UDP_WINDOW) == 1u << 20, "UDP_WINDOW=1048576");
+    unlink(path);
+    static const char over[] = "UDP_WINDOW=1048577\n";
+    write_temp(path, over, sizeof over - 1);
+    UCHECK(load_from(path) == GAS_ERR_INVALID, "GAS_UDP_WINDOW above its range accepted");
+    unlink(path);
+    static const char zero[] = "RDMA_PORT=0\n";
+    write_temp(path, zero, sizeof zero - 1);
+    UCHECK(load_from(path) == GAS_ERR_INVALID, "GAS_RDMA_PORT=0 accepted");
+    unlink(path);
+    gas_rt_config_reset();
+    UCHECK(gas_rt_config_load() == GAS_OK, "the defaults are refused: %s", gas_last_error());
+    for (int i = 0; i < GAS_CFG_COUNT; i++) {
+        uint64_t lo, hi, v = gas_rt_config_size((enum gas_rt_config_id)i);
+        if (gas_rt_config_range((enum gas_rt_config_id)i, &lo, &hi))
+            UCHECK(v >= lo && v <= hi, "GAS_%s's default %llu is outside its range",
+                   gas_rt_config_defs[i].name, (unsigned long long)v);
+    }
+}
+
 int main(void)
 {
     gas_rt_error_set_abort(0);
@@ -173,6 +211,7 @@ int main(void)
     parse_bad(GAS_CFG_T_TIME, NULL, "5 fortnights");
     time_units();
     size_units();
+    config_ranges();
     const char *yes[] = {"y", "yes", "1", "on", "true", "YES", "True", "ON"};
     const char *no[] = {"n", "no", "0", "off", "false", "NO", "False", "Off"};
     for (int i = 0; i < 8; i++) {

@@ -24,28 +24,26 @@
 extern const struct gas_tl_ops gas_udp_ops;
 struct gas_rdma_state gas_rdma_g = {.mbox_fd = -1};
 
-static unsigned cfg_uint(enum gas_rt_config_id id, unsigned lo, unsigned hi, gas_status_t *st)
+/* A setting whose range (runtime/config_ranges.h) the configuration checked. */
+static unsigned cfg_uint(enum gas_rt_config_id id)
 {
-    uint64_t v = gas_rt_config_size(id);
-    if ((v < lo || v > hi) && *st == GAS_OK)
-        *st = gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_%s=%llu is outside %u..%u",
-                           gas_rt_config_defs[id].name, (unsigned long long)v, lo, hi);
-    return (unsigned)v;
+    return (unsigned)gas_rt_config_size(id);
 }
+
+_Static_assert(GAS_RDMA_MAX_QPS == 16, "runtime/config_ranges.h's GAS_RDMA_QPS_* ranges");
 
 static gas_status_t read_config(struct gas_rdma_cfg *c)
 {
-    gas_status_t st = GAS_OK;
-    c->qps[0] = cfg_uint(GAS_CFG_RDMA_QPS_NEAR, 1, GAS_RDMA_MAX_QPS, &st);
-    c->qps[1] = cfg_uint(GAS_CFG_RDMA_QPS_FAR, 1, GAS_RDMA_MAX_QPS, &st);
-    c->qp_max[0] = cfg_uint(GAS_CFG_RDMA_QP_OUTSTANDING_NEAR, 2, 4096, &st);
-    c->qp_max[1] = cfg_uint(GAS_CFG_RDMA_QP_OUTSTANDING_FAR, 2, 4096, &st);
-    c->stripe[0] = cfg_uint(GAS_CFG_RDMA_STRIPE_NEAR, 64, 1u << 30, &st);
-    c->stripe[1] = cfg_uint(GAS_CFG_RDMA_STRIPE_FAR, 64, 1u << 30, &st);
-    c->peer_max = cfg_uint(GAS_CFG_RDMA_PEER_OUTSTANDING, 2, 1u << 16, &st);
-    c->inline_max = cfg_uint(GAS_CFG_RDMA_INLINE, 0, 1024, &st);
-    c->signal_every = cfg_uint(GAS_CFG_RDMA_SIGNAL_EVERY, 1, 4096, &st);
-    c->recv_depth = cfg_uint(GAS_CFG_RDMA_RECV_DEPTH, 16, 1024, &st);
+    c->qps[0] = cfg_uint(GAS_CFG_RDMA_QPS_NEAR);
+    c->qps[1] = cfg_uint(GAS_CFG_RDMA_QPS_FAR);
+    c->qp_max[0] = cfg_uint(GAS_CFG_RDMA_QP_OUTSTANDING_NEAR);
+    c->qp_max[1] = cfg_uint(GAS_CFG_RDMA_QP_OUTSTANDING_FAR);
+    c->stripe[0] = cfg_uint(GAS_CFG_RDMA_STRIPE_NEAR);
+    c->stripe[1] = cfg_uint(GAS_CFG_RDMA_STRIPE_FAR);
+    c->peer_max = cfg_uint(GAS_CFG_RDMA_PEER_OUTSTANDING);
+    c->inline_max = cfg_uint(GAS_CFG_RDMA_INLINE);
+    c->signal_every = cfg_uint(GAS_CFG_RDMA_SIGNAL_EVERY);
+    c->recv_depth = cfg_uint(GAS_CFG_RDMA_RECV_DEPTH);
     c->upgrade_after = gas_rt_config_size(GAS_CFG_RDMA_UPGRADE_AFTER);
     /* DQPLB needs the target's progress: auto turns it on where a progress
      * thread serves the receive CQ while the application computes. */
@@ -56,17 +54,17 @@ static gas_status_t read_config(struct gas_rdma_cfg *c)
     default: c->dqplb = !c->poll_mode; break;
     }
     c->fallback = gas_rt_config_size(GAS_CFG_RDMA_FALLBACK) != 0;
-    c->timeout = cfg_uint(GAS_CFG_RDMA_TIMEOUT, 0, 31, &st);
-    c->retry_cnt = cfg_uint(GAS_CFG_RDMA_RETRY_CNT, 0, 7, &st);
-    c->rnr_retry = cfg_uint(GAS_CFG_RDMA_RNR_RETRY, 0, 7, &st);
-    c->min_rnr_timer = cfg_uint(GAS_CFG_RDMA_MIN_RNR_TIMER, 0, 31, &st);
-    c->path_mtu = cfg_uint(GAS_CFG_RDMA_PATH_MTU, 256, 4096, &st);
-    c->rd_atomic = cfg_uint(GAS_CFG_RDMA_RD_ATOMIC, 1, 16, &st);
-    c->sl = cfg_uint(GAS_CFG_RDMA_SL, 0, 15, &st);
-    c->hop_limit = cfg_uint(GAS_CFG_RDMA_HOP_LIMIT, 1, 255, &st);
-    c->port = cfg_uint(GAS_CFG_RDMA_PORT, 1, 255, &st);
-    c->gid_index = cfg_uint(GAS_CFG_RDMA_GID_INDEX, 0, 255, &st);
-    return st;
+    c->timeout = cfg_uint(GAS_CFG_RDMA_TIMEOUT);
+    c->retry_cnt = cfg_uint(GAS_CFG_RDMA_RETRY_CNT);
+    c->rnr_retry = cfg_uint(GAS_CFG_RDMA_RNR_RETRY);
+    c->min_rnr_timer = cfg_uint(GAS_CFG_RDMA_MIN_RNR_TIMER);
+    c->path_mtu = cfg_uint(GAS_CFG_RDMA_PATH_MTU);
+    c->rd_atomic = cfg_uint(GAS_CFG_RDMA_RD_ATOMIC);
+    c->sl = cfg_uint(GAS_CFG_RDMA_SL);
+    c->hop_limit = cfg_uint(GAS_CFG_RDMA_HOP_LIMIT);
+    c->port = cfg_uint(GAS_CFG_RDMA_PORT);
+    c->gid_index = cfg_uint(GAS_CFG_RDMA_GID_INDEX);
+    return GAS_OK;
 }
 
 /* GAS_TEST_RDMA_RANKS: is this rank one of those that open a device? */
