@@ -13,3 +13,4 @@ $(BUILD)/tests/gasrun/boot_client: $(BUILD)/obj/tests/gasrun/boot_client.o $(BUI
 
 # A libgas rank that waits for ever after gas_init (gasrun's remote-rank tests).
 TEST_BINS += $(BUILD)/tests/gasrun/gas_hang
+TEST_BINS += $(BUILD)/tests/gasrun/tty_job

@@ -137,7 +137,7 @@ int gr_bind_plan(struct gr_job *job)
         return -1;
     }
     if (job->cpu_bind == GR_BIND_CORE && nlocal > ncpu)
-        gr_msg("--bind-to core: %d ranks on %d CPUs, so some CPUs run several ranks", nlocal,
+        gr_msg("--bind core: %d ranks on %d CPUs, so some CPUs run several ranks", nlocal,
                ncpu);
     for (int r = 0; r < nlocal; r++) {
         cpu_set_t *set = &job->cpusets[r];

@@ -11,6 +11,7 @@
  *   reap.c        child exits
  *   signals.c     signalfd: SIGCHLD, forwarded signals
  *   stdio.c       rank output forwarding with tags, stdin relay
+ *   sink.c        gasrun's stdout and stderr, written without blocking the loop
  *   teardown.c    failing the job, killing ranks, the final sweep
  *   rendezvous.c  the boot protocol server (knows nothing of processes)
  *   kvstore.c     its key-value store
@@ -29,6 +30,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #define GR_MAX_RANKS   4096
 #define GR_GRACE_S     2.0          /* SIGTERM (or forwarded signal) -> SIGKILL */
@@ -40,6 +42,7 @@
 #define GR_LAUNCH_WINDOW  8      /* launchers per host in flight (launch.c) */
 #define GR_LAUNCH_SETTLE_S 2.0   /* how long a launch counts as in flight at most */
 #define GR_LAUNCH_POLL_S  0.1    /* tick while remote ranks wait to be started */
+#define GR_STDIN_FG_POLL_MS 250  /* relaying a terminal from the background: look this often */
 #define GR_JOIN_REPORT_S  2.0    /* --verbose: how often the ranks not yet connected are named */
 
 enum gr_launcher_mode { GR_LAUNCH_AUTO, GR_LAUNCH_EXEC, GR_LAUNCH_SHELL };
@@ -141,6 +144,7 @@ struct gr_job {
     bool tearing;           /* teardown started */
     bool killed;            /* SIGKILL sent to every group */
     int interrupts;         /* terminating signals received */
+    bool timed_out;         /* --timeout ended it */
     double start, timeout_at, grace_at;
 
     int devnull;            /* stdin of ranks > 0 */
@@ -191,13 +195,33 @@ void gr_job_report_unjoined(struct gr_job *job, double now);
 /* signals.c */
 int gr_signals_init(struct gr_job *job);
 void gr_signals_child_reset(void);
+/* Whether a terminating signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) is pending. */
+bool gr_signals_terminating_pending(void);
+
+/* sink.c: every write to gasrun's stdout (fd 1) or stderr (fd 2) goes here,
+ * gr_msg's too; queued when the reader does not take it at once. */
+void gr_sink_writev(int fd, const struct iovec *iov, int cnt);
+/* Whether fd holds so much that rank output to it should not be read now. */
+bool gr_sink_full(int fd);
+/* The loop runs: wait for room through it, and call on_room(fd) when a full
+ * sink has room again. */
+void gr_sinks_loop_ready(void (*on_room)(int fd));
+/* Wait until fd's queue is written (forced: give up after a while without
+ * progress); whether it is no longer full. */
+bool gr_sink_settle(int fd, bool forced);
+/* After the job: write what is queued (as gr_sink_settle), then write directly. */
+void gr_sinks_finish(bool forced);
 
 /* stdio.c */
 int gr_stream_open(struct gr_job *job, struct gr_stream *s, int fd, int rank, int out_fd);
-void gr_streams_drain(struct gr_job *job);
+void gr_streams_drain(struct gr_job *job, bool forced);
 int gr_stdin_setup(struct gr_job *job);
 void gr_stdin_started(struct gr_job *job);
 void gr_stdin_close(void);
+/* Relaying a terminal: notice gasrun moving to or from the foreground (each
+ * loop round), and how soon to look again (-1: no need). */
+void gr_stdin_tick(void);
+int gr_stdin_wait_ms(void);
 
 /* teardown.c */
 void gr_job_fail(struct gr_job *job, int code, const char *fmt, ...)

@@ -1,5 +1,6 @@
 /* log.c - gasrun's own messages (see log.h). */
 #include "log.h"
+#include "gasrun.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -22,16 +23,8 @@ void gr_msg(const char *fmt, ...)
     if (len > sizeof line - 2)
         len = sizeof line - 2;
     line[len++] = '\n';
-    const char *p = line;
-    while (len > 0) {
-        ssize_t w = write(STDERR_FILENO, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        p += w;
-        len -= (size_t)w;
-    }
+    struct iovec iov = { .iov_base = line, .iov_len = len };
+    gr_sink_writev(STDERR_FILENO, &iov, 1); /* in order with the ranks' stderr */
     errno = saved;
 }
 

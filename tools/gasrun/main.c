@@ -217,7 +217,7 @@ int main(int argc, char **argv)
 
     gr_stdin_close();
     gr_job_sweep(&job);
-    gr_streams_drain(&job);
+    gr_streams_drain(&job, job.interrupts > 0 || job.timed_out);
     gr_net_fini(&job);
     /* Closing the TCP boot connections also ends remote ranks that outlived
      * their launcher (runtime/boot_watch.c). */

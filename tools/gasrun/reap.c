@@ -47,7 +47,7 @@ void gr_rank_gone_check(struct gr_job *job, int r)
 /*
  * A rank that exited 0 without ever saying HELLO, in a job where another rank
  * did (so the program uses libgas), cannot have been part of the job: it never
- * called gas_init, or it lost GASRUN_BOOT_FD and ran alone.  Fail the job
+ * called gas_init, or it lost GASRUN_BOOT_FD (GASRUN_BOOT_ADDR) and ran alone.  Fail the job
  * naming it; called when a rank exits and when a rank says HELLO.  A job in
  * which no rank says HELLO is not a libgas job (sh -c ..., hostname): left be.
  */
@@ -67,7 +67,8 @@ void gr_job_check_unjoined(struct gr_job *job)
             continue;
         char name[128];
         gr_job_fail(job, 1, "%s exited without joining the job (it never called gas_init, "
-                    "or lost GASRUN_BOOT_FD)", gr_rank_name(job, r, name));
+                    "or lost %s)", gr_rank_name(job, r, name),
+                    rk->remote ? "GASRUN_BOOT_ADDR" : "GASRUN_BOOT_FD");
         return;
     }
 }

@@ -24,7 +24,7 @@ static const int terminating[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 static const int passed_on[] = { SIGUSR1, SIGUSR2 };
 
 static sigset_t orig_mask;
-static struct sigaction orig_pipe, orig_chld;
+static struct sigaction orig_pipe, orig_chld, orig_ttin;
 static struct gr_watch sig_watch;
 static struct gr_job *sig_job;
 
@@ -84,6 +84,9 @@ int gr_signals_init(struct gr_job *job)
     sigaction(SIGCHLD, &dfl, &orig_chld);
     /* A closed stdout must not kill gasrun (its ranks would be orphaned). */
     sigaction(SIGPIPE, &ign, &orig_pipe);
+    /* Reading the terminal from the background (stdio.c's relay) must fail
+     * with EIO, not stop gasrun, which does not read it there anyway. */
+    sigaction(SIGTTIN, &ign, &orig_ttin);
 
     if (sigprocmask(SIG_BLOCK, &set, &orig_mask) < 0) {
         gr_msg("sigprocmask: %s", strerror(errno));
@@ -102,5 +105,17 @@ void gr_signals_child_reset(void)
 {
     sigaction(SIGPIPE, &orig_pipe, NULL);
     sigaction(SIGCHLD, &orig_chld, NULL);
+    sigaction(SIGTTIN, &orig_ttin, NULL);
     sigprocmask(SIG_SETMASK, &orig_mask, NULL);
+}
+
+bool gr_signals_terminating_pending(void)
+{
+    sigset_t pending;
+    if (sigpending(&pending) < 0)
+        return false;
+    for (size_t i = 0; i < sizeof terminating / sizeof terminating[0]; i++)
+        if (sigismember(&pending, terminating[i]) == 1)
+            return true;
+    return false;
 }

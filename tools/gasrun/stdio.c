@@ -10,10 +10,13 @@
  * a newline added when tagged).  Untagged single-rank output passes through
  * as it comes.
  *
- * Rank 0 inherits gasrun's stdin, except when that is the terminal and gasrun
- * is in the foreground: rank 0 is in a process group of its own, so reading
- * the terminal would stop it (SIGTTIN); gasrun then relays the terminal
- * through a pipe.
+ * Rank 0 inherits gasrun's stdin, except when that is a terminal: rank 0 is
+ * in a process group of its own, which the shell's job control does not know,
+ * so reading the terminal would stop it (SIGTTIN) for good.  gasrun relays
+ * the terminal through a pipe instead, and reads the terminal only while its
+ * own group is the terminal's foreground group: a job started in the
+ * background (or sent there with Ctrl-Z and bg) keeps running, rank 0 waits
+ * for input, and `fg` lets it flow.
  */
 #include "gasrun.h"
 #include "log.h"
@@ -32,37 +35,7 @@
 #define STREAM_MIN_CAP  4096
 #define READS_PER_EVENT 8
 
-/* ---- writing to gasrun's stdout/stderr ----------------------------------- */
-
-static bool out_broken[3];      /* EPIPE seen: discard from now on */
-
-static void writev_all(int fd, struct iovec *iov, int cnt)
-{
-    while (cnt > 0 && !out_broken[fd]) {
-        ssize_t n = writev(fd, iov, cnt);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                /* Someone made our stdout non-blocking; wait for room. */
-                struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-                poll(&pfd, 1, 1000);
-                continue;
-            }
-            out_broken[fd] = true;  /* EPIPE or a dead terminal */
-            return;
-        }
-        while (cnt > 0 && (size_t)n >= iov->iov_len) {
-            n -= (ssize_t)iov->iov_len;
-            iov++;
-            cnt--;
-        }
-        if (cnt > 0) {
-            iov->iov_base = (char *)iov->iov_base + n;
-            iov->iov_len -= (size_t)n;
-        }
-    }
-}
+/* ---- writing to gasrun's stdout/stderr (through the sinks, sink.c) ------- */
 
 struct outq {
     int fd;
@@ -72,7 +45,7 @@ struct outq {
 
 static void outq_flush(struct outq *q)
 {
-    writev_all(q->fd, q->iov, q->n);
+    gr_sink_writev(q->fd, q->iov, q->n);
     q->n = 0;
 }
 
@@ -182,16 +155,39 @@ static int stream_read_once(struct gr_stream *s)
     return -1;
 }
 
+/* The job whose streams a sink with room again resumes. */
+static struct gr_job *streams_job;
+
 static void stream_on_event(struct gr_watch *w, uint32_t events)
 {
     struct gr_stream *s = (struct gr_stream *)w;
-    for (int i = 0; i < READS_PER_EVENT; i++)
+    for (int i = 0; i < READS_PER_EVENT; i++) {
+        if (gr_sink_full(s->out_fd)) {
+            gr_loop_mod(&s->w, 0);  /* read again when the reader catches up */
+            return;
+        }
         if (stream_read_once(s) <= 0)
             return;
+    }
+}
+
+/* gasrun's fd out_fd took enough of its queue: read the ranks' streams to it again. */
+static void streams_resume(int out_fd)
+{
+    struct gr_job *job = streams_job;
+    for (int r = 0; job != NULL && r < job->nranks; r++) {
+        struct gr_stream *s = out_fd == STDOUT_FILENO ? &job->ranks[r].out : &job->ranks[r].err;
+        if (s->fd >= 0)
+            gr_loop_mod(&s->w, EPOLLIN);
+    }
 }
 
 int gr_stream_open(struct gr_job *job, struct gr_stream *s, int fd, int rank, int out_fd)
 {
+    if (streams_job == NULL) {
+        streams_job = job;
+        gr_sinks_loop_ready(streams_resume);
+    }
     s->job = job;
     s->fd = fd;
     s->out_fd = out_fd;
@@ -199,7 +195,7 @@ int gr_stream_open(struct gr_job *job, struct gr_stream *s, int fd, int rank, in
     s->taglen = (size_t)snprintf(s->tag, sizeof s->tag, "[%d] ", rank);
     s->buf = NULL;
     s->len = s->cap = 0;
-    int rc = gr_loop_add(&s->w, fd, EPOLLIN, stream_on_event);
+    int rc = gr_loop_add(&s->w, fd, gr_sink_full(out_fd) ? 0 : EPOLLIN, stream_on_event);
     if (rc < 0) {
         close(fd);
         s->fd = -1;
@@ -207,20 +203,25 @@ int gr_stream_open(struct gr_job *job, struct gr_stream *s, int fd, int rank, in
     return rc;
 }
 
-/* At the end: every writer is dead, so read each pipe to its end. */
-void gr_streams_drain(struct gr_job *job)
+/* At the end: every writer is dead, so read each pipe to its end, and let
+ * the reader take it all (sink.c: not long when the end was forced). */
+void gr_streams_drain(struct gr_job *job, bool forced)
 {
     for (int r = 0; r < job->nranks; r++) {
         struct gr_stream *ss[2] = { &job->ranks[r].out, &job->ranks[r].err };
         for (int i = 0; i < 2; i++) {
             struct gr_stream *s = ss[i];
             /* Bounded: a writer that escaped the sweep cannot keep us here. */
-            for (int n = 0; n < 4096 && s->fd >= 0; n++)
+            for (int n = 0; n < 4096 && s->fd >= 0; n++) {
+                if (gr_sink_full(s->out_fd) && !gr_sink_settle(s->out_fd, forced))
+                    break; /* the reader does not take it: leave the rest */
                 if (stream_read_once(s) == 0)
                     break;
+            }
             stream_close(s);
         }
     }
+    gr_sinks_finish(forced);
 }
 
 /* ---- stdin relay for a terminal ------------------------------------------ */
@@ -228,6 +229,7 @@ void gr_streams_drain(struct gr_job *job)
 static struct {
     bool active;
     bool eof;
+    bool fg;                /* gasrun's group has the terminal: read it */
     int pipe_w;
     struct gr_watch in_w, out_w;
     char buf[4096];
@@ -266,7 +268,8 @@ static void relay_update(void)
         gr_stdin_close();
         return;
     }
-    gr_loop_mod(&relay.in_w, !relay.eof && relay.len < sizeof relay.buf ? EPOLLIN : 0);
+    gr_loop_mod(&relay.in_w,
+                relay.fg && !relay.eof && relay.len < sizeof relay.buf ? EPOLLIN : 0);
     gr_loop_mod(&relay.out_w, relay.len > 0 ? EPOLLOUT : 0);
 }
 
@@ -275,6 +278,8 @@ static void relay_on_stdin(struct gr_watch *w, uint32_t events)
     ssize_t n = read(STDIN_FILENO, relay.buf + relay.len, sizeof relay.buf - relay.len);
     if (n > 0)
         relay.len += (size_t)n;
+    else if (n < 0 && errno == EIO && tcgetpgrp(STDIN_FILENO) != getpgrp())
+        relay.fg = false;   /* sent to the background (SIGTTIN is ignored): wait for fg */
     else if (n == 0 || (errno != EINTR && errno != EAGAIN))
         relay.eof = true;
     relay_update();
@@ -288,7 +293,7 @@ static void relay_on_pipe(struct gr_watch *w, uint32_t events)
 int gr_stdin_setup(struct gr_job *job)
 {
     job->rank0_stdin = STDIN_FILENO;
-    if (!isatty(STDIN_FILENO) || tcgetpgrp(STDIN_FILENO) != getpgrp())
+    if (!isatty(STDIN_FILENO))
         return 0;
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0) {
@@ -298,8 +303,9 @@ int gr_stdin_setup(struct gr_job *job)
     fcntl(p[1], F_SETFL, O_NONBLOCK);
     relay.pipe_w = p[1];
     relay.active = true;
+    relay.fg = tcgetpgrp(STDIN_FILENO) == getpgrp();
     job->rank0_stdin = p[0];
-    if (gr_loop_add(&relay.in_w, STDIN_FILENO, EPOLLIN, relay_on_stdin) < 0 ||
+    if (gr_loop_add(&relay.in_w, STDIN_FILENO, relay.fg ? EPOLLIN : 0, relay_on_stdin) < 0 ||
         gr_loop_add(&relay.out_w, p[1], 0, relay_on_pipe) < 0) {
         gr_stdin_close();
         close(p[0]);
@@ -308,6 +314,24 @@ int gr_stdin_setup(struct gr_job *job)
     }
     gr_info("stdin is the terminal: relaying it to rank 0");
     return 0;
+}
+
+void gr_stdin_tick(void)
+{
+    if (!relay.active)
+        return;
+    bool fg = tcgetpgrp(STDIN_FILENO) == getpgrp();
+    if (fg != relay.fg) {
+        relay.fg = fg;
+        gr_info("stdin: gasrun is now in the %s", fg ? "foreground: relaying the terminal"
+                                                    : "background: not reading the terminal");
+        relay_update();
+    }
+}
+
+int gr_stdin_wait_ms(void)
+{
+    return relay.active && !relay.fg && !relay.eof ? GR_STDIN_FG_POLL_MS : -1;
 }
 
 void gr_stdin_started(struct gr_job *job)

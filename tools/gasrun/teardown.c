@@ -122,22 +122,26 @@ int gr_job_wait_ms(const struct gr_job *job)
         if (next < 0 || poll < next)
             next = poll;
     }
+    int in_ms = gr_stdin_wait_ms();
     if (next < 0)
-        return -1;
+        return in_ms;
     double ms = (next - gr_now()) * 1000.0;
-    return ms <= 0 ? 0 : (int)ms + 1;
+    int wait = ms <= 0 ? 0 : (int)ms + 1;
+    return in_ms >= 0 && in_ms < wait ? in_ms : wait;
 }
 
 void gr_job_tick(struct gr_job *job)
 {
     double now = gr_now();
     gr_net_tick(job, now);
+    gr_stdin_tick();
     gr_launch_more(job);
     gr_job_report_unjoined(job, now);
     if (!job->tearing && job->timeout_at > 0 && now >= job->timeout_at) {
         gr_msg("job timed out after %s s; killing %d ranks", job->opts.timeout_arg,
                live_count(job));
         job->exit_code = 124;
+        job->timed_out = true;
         start_teardown(job, SIGTERM);
     }
     if (job->tearing && !job->killed && now >= job->grace_at) {
