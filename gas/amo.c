@@ -16,15 +16,13 @@ static gas_status_t prepare(const char *call, gas_amo_op_t op, unsigned width, g
         return gas_rt_error(GAS_ERR_INVALID, call, "width %u is not 4 or 8 bytes", width);
     if (gas_amo_fetches(op) && result_p == NULL)
         return gas_rt_error(GAS_ERR_INVALID, call, "a fetching atomic needs a result pointer");
+    if ((st = gas_gs_check_align(call, "target", p, width)) != GAS_OK)
+        return st;
     struct gas_gs_span sp;
     st = gas_gs_resolve(call, "target", p, width, &sp);
     if (st != GAS_OK)
         return st;
     struct gas_gs_piece pc = gas_gs_piece_at(&sp, sp.idx, width);
-    if (pc.off % width != 0)
-        return gas_rt_error(GAS_ERR_ALIGN, call,
-                            "the %u-byte target at rank %d offset %llu is not naturally aligned",
-                            width, pc.rank, (unsigned long long)pc.off);
     if (pc.len != width)
         return gas_rt_error(GAS_ERR_ALIGN, call,
                             "the %u-byte target spans two owners (its first %llu bytes are at "
@@ -47,10 +45,13 @@ GAS_EXPORT gas_status_t gas_amo(gas_amo_op_t op, unsigned width, gas_ptr_t p, ui
     if (st != GAS_OK)
         return st;
     gas_tl_comp_t comp = {.pending = 1};
-    st = gas_tl_amo(peer, &a, &comp);
+    int began = gas_rt_call_begin();   /* issuing (rdma: several work requests) and completing */
+    st = gas_tl_amo(peer, &a, &comp, "gas_amo");
     if (st == GAS_INPROGRESS)
-        return gas_gs_comp_finish(&comp, "gas_amo");
-    gas_rt_tick();
+        st = gas_gs_comp_finish(&comp, "gas_amo");
+    else
+        gas_rt_tick();
+    gas_rt_call_end(began);
     return st;
 }
 
@@ -62,7 +63,9 @@ GAS_EXPORT gas_status_t gas_amo_nbi(gas_amo_op_t op, unsigned width, gas_ptr_t p
     gas_status_t st = prepare("gas_amo_nbi", op, width, p, operand, compare, result_p, &a, &peer);
     if (st != GAS_OK)
         return st;
-    st = gas_tl_amo(peer, &a, NULL);
+    int began = gas_rt_call_begin();
+    st = gas_tl_amo(peer, &a, NULL, "gas_amo_nbi");
+    gas_rt_call_end(began);
     gas_rt_tick();
     return st == GAS_INPROGRESS ? GAS_OK : st;
 }

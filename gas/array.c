@@ -186,12 +186,14 @@ static gas_status_t insert_layout(const gas_layout_t *l)
     return GAS_OK;
 }
 
-/* After the heap changed: publish its use (gas_memory_stats reads it from any thread). */
+/* After the heap changed: publish its use by arrays, without libgas's own
+ * blocks (gas_memory_stats reads it from any thread). */
 static void heap_publish(void)
 {
     uint64_t used = 0;
     gas_al_heap_stats(&gas_gs.heap, NULL, NULL, &used);
-    __atomic_store_n(&gas_gs.heap_used, used, __ATOMIC_RELAXED);
+    uint64_t internal = __atomic_load_n(&gas_gs.heap_internal, __ATOMIC_RELAXED);
+    __atomic_store_n(&gas_gs.heap_used, used > internal ? used - internal : 0, __ATOMIC_RELAXED);
 }
 
 /* The heap's end after a free: just above its top allocation, in grains. */
@@ -286,9 +288,15 @@ gas_status_t gas_gs_sym_alloc(const char *call, uint64_t len, const char *sized_
                               uint64_t *off_p)
 {
     uint64_t want = (len + GAS_GS_ALLOC_ALIGN - 1) / GAS_GS_ALLOC_ALIGN * GAS_GS_ALLOC_ALIGN;
+    uint64_t before = 0, after = 0;
+    gas_al_heap_stats(&gas_gs.heap, NULL, NULL, &before);
     gas_status_t st = place_block(call, want, 0, sized_by, off_p);
-    if (st == GAS_OK)
+    if (st == GAS_OK) {
+        /* The block is libgas's own: counted apart from the arrays in heap_used. */
+        gas_al_heap_stats(&gas_gs.heap, NULL, NULL, &after);
+        __atomic_fetch_add(&gas_gs.heap_internal, after - before, __ATOMIC_RELAXED);
         heap_publish();
+    }
     return st;
 }
 

@@ -25,6 +25,7 @@ struct gas_gs_state {
     uint64_t seg_min;         /* the smallest segment of any rank (agreed at init) */
     struct gas_al_heap heap;  /* [GAS_AL_RESERVED_BYTES, heap.end): same on every rank */
     uint64_t heap_used;       /* bytes in live arrays, for gas_memory_stats (atomic) */
+    uint64_t heap_internal;   /* bytes of libgas's own blocks (gas_gs_sym_alloc; atomic) */
     struct gas_al_space space;/* where the heap ends and the arenas begin */
     struct gas_al_limits limits;
     struct gas_al_place place;
@@ -97,6 +98,28 @@ struct gas_gs_span {
  */
 gas_status_t gas_gs_resolve(const char *call, const char *what, gas_ptr_t p, uint64_t n,
                             struct gas_gs_span *span_p);
+
+/*
+ * An atomic's target or a signal word (`what`) of width bytes must be
+ * naturally aligned: GAS_ERR_ALIGN raised for `call` when p's offset is not.
+ * Checked before gas_gs_resolve, so a misaligned word is GAS_ERR_ALIGN
+ * whatever else is wrong with it (past an array's end, an unknown rank).
+ * (The offset in p is the owner's segment offset, which is what the word's
+ * alignment is about.)
+ */
+static inline gas_status_t gas_gs_check_align_at(const char *file, int line, const char *call,
+                                                 const char *what, gas_ptr_t p, unsigned width)
+{
+    uint64_t off = gas_ptr_offset(p);
+    if (__builtin_expect(off % width == 0, 1))
+        return GAS_OK;
+    return gas_rt_error_at(file, line, GAS_ERR_ALIGN, call,
+                           "the %u-byte %s 0x%llx (rank %d, offset %llu) is not naturally aligned",
+                           width, what, (unsigned long long)p, gas_ptr_rank(p),
+                           (unsigned long long)off);
+}
+#define gas_gs_check_align(call, what, p, width) \
+    gas_gs_check_align_at(__FILE__, __LINE__, (call), (what), (p), (width))
 
 /* "raise GAS_SEGMENT_SIZE (now 4.0 GiB)", plus the tmpfs of GAS_SEGMENT_DIR when it bounds it. */
 const char *gas_gs_raise_hint(char *buf, size_t cap);

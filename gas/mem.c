@@ -125,6 +125,7 @@ GAS_EXPORT gas_status_t gas_memory_stats(gas_mem_stats_t *stats_p)
     s.backed = gas_al_segment_backed(&gas_gs.seg);
     s.heap_end = heap_end;
     s.heap_used = used;
+    s.heap_internal = __atomic_load_n(&gas_gs.heap_internal, __ATOMIC_RELAXED);
     s.arena_reserved = gas_gs.seg.size - floor;
     s.arena_used = gas_al_arena_allocated();
     s.unclaimed = floor > heap_end ? floor - heap_end : 0;

@@ -78,8 +78,8 @@ static gas_status_t xfer(const char *call, enum xfer_kind kind, gas_ptr_t gp, vo
             return st;
         if (comp)
             atomic_fetch_add_explicit(&comp->pending, 1, memory_order_relaxed);
-        st = kind == XFER_PUT ? gas_tl_put(peer, pc.off, b, pc.len, comp)
-                              : gas_tl_get(peer, b, pc.off, pc.len, comp);
+        st = kind == XFER_PUT ? gas_tl_put(peer, pc.off, b, pc.len, comp, call)
+                              : gas_tl_get(peer, b, pc.off, pc.len, comp, call);
         if (st != GAS_INPROGRESS && comp)
             atomic_fetch_sub_explicit(&comp->pending, 1, memory_order_release);
         if (st < 0)
@@ -91,32 +91,48 @@ static gas_status_t xfer(const char *call, enum xfer_kind kind, gas_ptr_t gp, vo
     return GAS_OK;
 }
 
+/* A put or an _nbi transfer: every wait of it (for room to send) within one GAS_TIMEOUT. */
+static gas_status_t xfer_call(const char *call, enum xfer_kind kind, gas_ptr_t gp, void *buf,
+                              size_t n)
+{
+    int began = gas_rt_call_begin();
+    gas_status_t st = xfer(call, kind, gp, buf, n, NULL);
+    gas_rt_call_end(began);
+    return st;
+}
+
 GAS_EXPORT gas_status_t gas_put(gas_ptr_t dst, const void *src, size_t nbytes)
 {
     /* Returns once the source is reusable: every transport copies or sends it in-call. */
-    return xfer("gas_put", XFER_PUT, dst, (void *)src, nbytes, NULL);
+    return xfer_call("gas_put", XFER_PUT, dst, (void *)src, nbytes);
 }
 
 GAS_EXPORT gas_status_t gas_get(void *dst, gas_ptr_t src, size_t nbytes)
 {
     gas_tl_comp_t comp = {0};
+    int began = gas_rt_call_begin();   /* issuing and completing: one GAS_TIMEOUT */
     gas_status_t st = xfer("gas_get", XFER_GET, src, dst, nbytes, &comp);
     /* (pieces issued before a failing one are finished, or forgotten, first) */
     gas_status_t wst = gas_gs_comp_finish(&comp, "gas_get");
+    gas_rt_call_end(began);
     return st != GAS_OK ? st : wst;
 }
 
 GAS_EXPORT gas_status_t gas_put_nbi(gas_ptr_t dst, const void *src, size_t nbytes)
 {
-    return xfer("gas_put_nbi", XFER_PUT, dst, (void *)src, nbytes, NULL);
+    return xfer_call("gas_put_nbi", XFER_PUT, dst, (void *)src, nbytes);
 }
 
 GAS_EXPORT gas_status_t gas_get_nbi(void *dst, gas_ptr_t src, size_t nbytes)
 {
-    return xfer("gas_get_nbi", XFER_GET, src, dst, nbytes, NULL);
+    return xfer_call("gas_get_nbi", XFER_GET, src, dst, nbytes);
 }
 
-/* Start an explicit-handle transfer; a handle exists only while work is pending. */
+/*
+ * Start an explicit-handle transfer; a handle exists only while work is
+ * pending.  *handle_p is GAS_HANDLE_NULL unless it returns GAS_OK with work
+ * pending, so a failed call leaves a handle that gas_wait completes at once.
+ */
 static gas_status_t start_nb(const char *call, enum xfer_kind kind, gas_ptr_t gp, void *buf,
                              size_t n, gas_handle_t *handle_p)
 {
@@ -124,6 +140,7 @@ static gas_status_t start_nb(const char *call, enum xfer_kind kind, gas_ptr_t gp
         gas_status_t st = gas_gs_check(call);
         return st != GAS_OK ? st : gas_rt_error(GAS_ERR_INVALID, call, "handle_p is NULL");
     }
+    *handle_p = GAS_HANDLE_NULL;
     struct gas_op *op = calloc(1, sizeof *op);
     if (op == NULL)
         return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for an operation handle");
@@ -141,7 +158,6 @@ static gas_status_t start_nb(const char *call, enum xfer_kind kind, gas_ptr_t gp
     if (atomic_load_explicit(&op->comp.pending, memory_order_acquire) == 0) {
         st = gas_gs_comp_status(&op->comp, call);
         free(op);
-        *handle_p = GAS_HANDLE_NULL;
         return st;
     }
     *handle_p = op;
@@ -151,13 +167,19 @@ static gas_status_t start_nb(const char *call, enum xfer_kind kind, gas_ptr_t gp
 GAS_EXPORT gas_status_t gas_put_nb(gas_ptr_t dst, const void *src, size_t nbytes,
                                    gas_handle_t *handle_p)
 {
-    return start_nb("gas_put_nb", XFER_PUT, dst, (void *)src, nbytes, handle_p);
+    int began = gas_rt_call_begin();
+    gas_status_t st = start_nb("gas_put_nb", XFER_PUT, dst, (void *)src, nbytes, handle_p);
+    gas_rt_call_end(began);
+    return st;
 }
 
 GAS_EXPORT gas_status_t gas_get_nb(void *dst, gas_ptr_t src, size_t nbytes,
                                    gas_handle_t *handle_p)
 {
-    return start_nb("gas_get_nb", XFER_GET, src, dst, nbytes, handle_p);
+    int began = gas_rt_call_begin();
+    gas_status_t st = start_nb("gas_get_nb", XFER_GET, src, dst, nbytes, handle_p);
+    gas_rt_call_end(began);
+    return st;
 }
 
 GAS_EXPORT gas_status_t gas_wait(gas_handle_t handle)

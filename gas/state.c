@@ -29,6 +29,7 @@ gas_status_t gas_gs_start(int rank, int nranks, const struct gas_al_segment *seg
     gas_gs.prefault = prefault;
     gas_gs.barrier_epoch = 0;
     gas_gs.heap_used = 0;
+    gas_gs.heap_internal = 0;
     /* The heap starts empty and grows on demand (see array.c and alloc/space.h). */
     gas_status_t st = gas_al_heap_init(&gas_gs.heap, GAS_AL_RESERVED_BYTES, GAS_AL_RESERVED_BYTES);
     if (st != GAS_OK)

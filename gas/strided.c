@@ -4,6 +4,7 @@
  * one or more pieces along the array's layout.
  */
 #include "internal.h"
+#include "runtime/wait.h"
 
 enum { STRIDE_PUT, STRIDE_GET };
 
@@ -43,8 +44,8 @@ static gas_status_t strided(const char *call, int dir, gas_ptr_t gp, char *buf,
             if (st != GAS_OK)
                 break;
             atomic_fetch_add_explicit(&comp.pending, 1, memory_order_relaxed);
-            st = dir == STRIDE_PUT ? gas_tl_put(peer, pc.off, b, pc.len, NULL)
-                                   : gas_tl_get(peer, b, pc.off, pc.len, &comp);
+            st = dir == STRIDE_PUT ? gas_tl_put(peer, pc.off, b, pc.len, NULL, call)
+                                   : gas_tl_get(peer, b, pc.off, pc.len, &comp, call);
             if (dir == STRIDE_PUT || st != GAS_INPROGRESS)
                 atomic_fetch_sub_explicit(&comp.pending, 1, memory_order_release);
             if (st == GAS_INPROGRESS)
@@ -58,15 +59,27 @@ static gas_status_t strided(const char *call, int dir, gas_ptr_t gp, char *buf,
     return st != GAS_OK ? st : wst;
 }
 
+/* strided() with every wait of the call (room to send, then the answers) within one GAS_TIMEOUT. */
+static gas_status_t strided_call(const char *call, int dir, gas_ptr_t gp, char *buf,
+                                 size_t remote_stride, size_t local_stride, size_t elem,
+                                 size_t nelems)
+{
+    int began = gas_rt_call_begin();
+    gas_status_t st = strided(call, dir, gp, buf, remote_stride, local_stride, elem, nelems);
+    gas_rt_call_end(began);
+    return st;
+}
+
 GAS_EXPORT gas_status_t gas_iput(gas_ptr_t dst, const void *src, size_t dst_stride,
                                  size_t src_stride, size_t elem_size, size_t nelems)
 {
-    return strided("gas_iput", STRIDE_PUT, dst, (char *)src, dst_stride, src_stride, elem_size,
-                   nelems);
+    return strided_call("gas_iput", STRIDE_PUT, dst, (char *)src, dst_stride, src_stride,
+                        elem_size, nelems);
 }
 
 GAS_EXPORT gas_status_t gas_iget(void *dst, gas_ptr_t src, size_t dst_stride, size_t src_stride,
                                  size_t elem_size, size_t nelems)
 {
-    return strided("gas_iget", STRIDE_GET, src, dst, src_stride, dst_stride, elem_size, nelems);
+    return strided_call("gas_iget", STRIDE_GET, src, dst, src_stride, dst_stride, elem_size,
+                        nelems);
 }

@@ -47,7 +47,12 @@ GAS_EXPORT gas_status_t gas_quiet(void)
 {
     gas_rt_tick();
     gas_status_t st = gas_gs_check("gas_quiet");
-    return st != GAS_OK ? st : gas_tl_quiet_all("gas_quiet");
+    if (st != GAS_OK)
+        return st;
+    int began = gas_rt_call_begin();   /* every transport's quiet within one GAS_TIMEOUT */
+    st = gas_tl_quiet_all("gas_quiet");
+    gas_rt_call_end(began);
+    return st;
 }
 
 struct round_wait {
@@ -78,7 +83,7 @@ static struct {
 } interrupted;
 
 /* Round k of barrier e: tell (me + 2^k) mod P, carrying what this rank knows. */
-static gas_status_t send_round(int to, int k, int parity, const uint64_t mm[2])
+static gas_status_t send_round(const char *call, int to, int k, int parity, const uint64_t mm[2])
 {
     gas_tl_peer_t *peer;
     gas_status_t st = gas_tl_peer(to, &peer);
@@ -87,19 +92,32 @@ static gas_status_t send_round(int to, int k, int parity, const uint64_t mm[2])
     uint64_t voff = BARRIER_OFF + offsetof(struct barrier_area, vals) +
                     ((size_t)parity * GAS_GS_BARRIER_ROUNDS + (size_t)k) * 16;
     uint64_t coff = BARRIER_OFF + offsetof(struct barrier_area, count) + (size_t)k * 8;
-    st = gas_tl_put_signal_rt(peer, voff, mm, 2 * sizeof *mm, coff, 1, GAS_SIGNAL_ADD);
+    st = gas_tl_put_signal_rt(peer, voff, mm, 2 * sizeof *mm, coff, 1, GAS_SIGNAL_ADD, call);
     if (st == GAS_ERR_UNSUPPORTED) {
         gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .offset = coff, .operand = 1};
-        st = gas_tl_put_rt(peer, voff, mm, 2 * sizeof *mm);
+        st = gas_tl_put_rt(peer, voff, mm, 2 * sizeof *mm, call);
         if (st >= 0)
             st = peer->ops->fence();
         if (st >= 0)
-            st = gas_tl_amo_rt(peer, &a);
+            st = gas_tl_amo_rt(peer, &a, call);
     }
     return st < 0 ? st : GAS_OK;
 }
 
+static gas_status_t barrier_minmax(const char *call, uint64_t value, uint64_t *min_p,
+                                   uint64_t *max_p);
+
+/* The quiet and every round's wait within one GAS_TIMEOUT (a retry resumes the rounds). */
 gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *min_p,
+                                   uint64_t *max_p)
+{
+    int began = gas_rt_call_begin();
+    gas_status_t st = barrier_minmax(call, value, min_p, max_p);
+    gas_rt_call_end(began);
+    return st;
+}
+
+static gas_status_t barrier_minmax(const char *call, uint64_t value, uint64_t *min_p,
                                    uint64_t *max_p)
 {
     gas_status_t st = gas_tl_quiet_all(call);
@@ -125,7 +143,7 @@ gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *m
     struct barrier_area *area = local_area();
     for (int k = first_round, dist = 1 << first_round; dist < P; k++, dist <<= 1) {
         int to = (me + dist) % P, from = (me - dist % P + P) % P;
-        if (!(resume && k == first_round) && (st = send_round(to, k, parity, mm)) != GAS_OK)
+        if (!(resume && k == first_round) && (st = send_round(call, to, k, parity, mm)) != GAS_OK)
             return st;
         struct round_wait w = {&area->count[k], e, from, -1, 0};
         char what[96];

@@ -384,9 +384,14 @@ typedef struct gas_mem_stats {
     uint64_t reserved;        /* bytes of address space of this rank's segment */
     uint64_t backed;          /* bytes of it backed by memory now (touched by any rank) */
     uint64_t heap_end;        /* the symmetric heap covers offsets [64 KiB, heap_end) */
-    uint64_t heap_used;       /* bytes of it in live gas_malloc arrays (this rank's shares) */
+    uint64_t heap_used;       /* bytes of it reserved for live gas_malloc arrays (per array,
+                               * its layout's local_bytes rounded up to 64; the same on
+                               * every rank); 0 when the program has gas_malloc'ed nothing */
+    uint64_t heap_internal;   /* bytes of it libgas keeps for itself (the world team's
+                               * collective scratch, GAS_COLL_SCRATCH); not in heap_used */
     uint64_t arena_reserved;  /* bytes at the top of the segment held by the gas_alloc arenas */
-    uint64_t arena_used;      /* bytes in live gas_alloc blocks */
+    uint64_t arena_used;      /* bytes in live gas_alloc blocks, and in the collective
+                               * scratch of teams split from others (taken from the arenas) */
     uint64_t unclaimed;       /* bytes between the two, free for either to grow into */
     uint64_t peers_mapped;    /* bytes of node peers' segments this process maps */
     int numa_node;            /* the node the segment is bound to or prefers, -1 if none */
@@ -410,6 +415,11 @@ GAS_EXPORT gas_status_t gas_memory_stats(gas_mem_stats_t *stats_p);
  * or, for gas_alloc memory, inside its owner's segment (see Global pointers).
  * nbytes == 0 is a no-op that succeeds without looking at the pointers.
  *
+ * GAS_TIMEOUT bounds each call as a whole: a call that waits several times
+ * (for room to send its pieces, then for their answers; gas_iget, gas_iput,
+ * the atomics, gas_put_signal, gas_quiet, a barrier's rounds, a blocking
+ * collective) returns GAS_ERR_TIMEOUT once GAS_TIMEOUT has passed since it
+ * began to wait, not GAS_TIMEOUT per wait.
  * A blocking call that gives up waiting (GAS_ERR_TIMEOUT, GAS_TIMEOUT set and
  * a peer late or stopped) writes nothing of the caller's after it returns: a
  * late answer to gas_get, gas_iget or a fetching atomic (gas_amo and the
@@ -426,7 +436,13 @@ typedef struct gas_op *gas_handle_t;     /* an explicit-handle operation */
 GAS_EXPORT gas_status_t gas_put(gas_ptr_t dst, const void *src, size_t nbytes);
 GAS_EXPORT gas_status_t gas_get(void *dst, gas_ptr_t src, size_t nbytes);
 
-/* Explicit handle: *handle_p is GAS_HANDLE_NULL when already complete. */
+/*
+ * Explicit handle: *handle_p is GAS_HANDLE_NULL when already complete, and
+ * also when the call fails (whatever the error; unlike other outputs, the
+ * handle is written on failure too), so gas_wait/gas_test on the handle of a
+ * failed call return GAS_OK at once instead of using garbage.  The failure
+ * itself is the call's return value.
+ */
 GAS_EXPORT gas_status_t gas_put_nb(gas_ptr_t dst, const void *src, size_t nbytes,
                                    gas_handle_t *handle_p);
 GAS_EXPORT gas_status_t gas_get_nb(void *dst, gas_ptr_t src, size_t nbytes,
@@ -467,6 +483,14 @@ GAS_EXPORT gas_status_t gas_quiet(void);
  * GAS_ERR_ALIGN).  The generic call carries operands in 64 bits; the typed
  * wrappers below are what most programs use.  Fetching forms return the
  * value before the operation.
+ *
+ * Checks, in this order, the same on every path: the op, the width and a
+ * fetching op's result_p (GAS_ERR_INVALID); the alignment of p's offset
+ * (GAS_ERR_ALIGN, whatever else is wrong with p: a misaligned word at the
+ * end of an array, or on a rank the job does not have, is GAS_ERR_ALIGN);
+ * then p's rank and range (GAS_ERR_RANK, GAS_ERR_BOUNDS).  An aligned word
+ * that the array's layout splits between two owners is GAS_ERR_ALIGN too.
+ * gas_put_signal checks its signal word the same way, before the payload.
  */
 typedef enum gas_amo_op {
     GAS_AMO_FETCH,       /* result = *p */
@@ -557,6 +581,20 @@ typedef enum gas_signal_op {
  * Put nbytes to dst, then update the 8-byte-aligned 64-bit signal word at sig.
  * The signal becomes visible at its owner only after the whole payload is
  * visible at every owner of dst.  Returns when src may be reused.
+ *
+ * A bad signal word fails the call with none of the payload written: the
+ * checks of the atomics (GAS_ERR_ALIGN first, then GAS_ERR_RANK and
+ * GAS_ERR_BOUNDS) are made before anything is sent.  A raw signal word
+ * (gas_alloc side) of a rank reached over udp is checked by its owner, which
+ * refuses one in its unclaimed middle (GAS_ERR_BOUNDS) and then writes none
+ * of the payload either; that error is returned by the next gas_quiet (or
+ * barrier) when the payload goes with the signal to its owner, else by this
+ * call, which asks the owner before writing (one round trip).  One
+ * exception: over an rdma route such a word is written unchecked, as puts
+ * there are (docs/rdma.md), except where the signal goes to the owner's CPU
+ * (GAS_RDMA_ATOMICS=cpu, for a signalled put that DQPLB does not carry):
+ * then the payload has already been written over RC when the owner refuses
+ * the signal, and the next gas_quiet returns GAS_ERR_BOUNDS.
  */
 GAS_EXPORT gas_status_t gas_put_signal(gas_ptr_t dst, const void *src, size_t nbytes,
                                        gas_ptr_t sig, uint64_t value, gas_signal_op_t op);
@@ -817,7 +855,7 @@ GAS_EXPORT gas_status_t gas_scatter(gas_team_t team, void *dst, const void *src,
 /*
  * Non-blocking forms: start the collective and return a handle that
  * gas_wait()/gas_test() complete (GAS_HANDLE_NULL when it completed at once,
- * e.g. on a team of one).  The buffers must not be touched until then.
+ * e.g. on a team of one, and when the call itself fails, as for gas_put_nb).  The buffers must not be touched until then.
  * Progress is made inside gas_test/gas_wait and inside every other libgas
  * call that waits (a blocking collective, gas_get, gas_wait_until, ...).
  * Several may be outstanding; on one team they complete in call order, and a

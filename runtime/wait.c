@@ -244,12 +244,38 @@ static int spin_for(gas_rt_cond_fn cond, void *arg, uint64_t spin)
     }
 }
 
+/* The API call bracket this thread is in (gas_rt_call_begin), and when its
+ * first wait began waiting (0: none has yet). */
+static _Thread_local int call_open;
+static _Thread_local uint64_t call_wait_start;
+
+int gas_rt_call_begin(void)
+{
+    if (call_open)
+        return 0;
+    call_open = 1;
+    call_wait_start = 0;
+    return 1;
+}
+
+void gas_rt_call_end(int began)
+{
+    if (began)
+        call_open = 0;
+}
+
 /* gas_rt_wait past its first look; *asked set once the sleeper was asked. */
 static gas_status_t wait_slow(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
                               const char *what, int *asked)
 {
     uint64_t watch_off = watch_offset(watch);
     uint64_t start = gas_rt_now_ns();
+    if (call_open) {   /* the call's deadline, not this wait's own */
+        if (call_wait_start == 0)
+            call_wait_start = start;
+        else
+            start = call_wait_start;
+    }
     if (spin_for(cond, arg, gas_rt_wait_spin_ns()))
         return GAS_OK;
     /* A few yields hand the core to a peer that may be about to answer. */

@@ -113,10 +113,25 @@ typedef int (*gas_rt_cond_fn)(void *arg);
  * words, or NULL for memory outside the segment (woken by any write too).  `call`
  * and `what` name the operation for stall warnings and timeout errors (e.g.
  * "gas_barrier", "round 2 signal from rank 3").  Returns GAS_OK or
- * GAS_ERR_TIMEOUT (after GAS_TIMEOUT; raised through gas_rt_error).
+ * GAS_ERR_TIMEOUT (after GAS_TIMEOUT, counted from the start of the call's
+ * first wait inside a gas_rt_call_begin bracket; raised through gas_rt_error).
  */
 gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
                          const char *what);
+
+/*
+ * One deadline per API call.  A call that may wait more than once (a get
+ * that waits for room to send its pieces and then for their answers, a
+ * strided transfer, an atomic, a quiet over several transports, a
+ * barrier's rounds) brackets its body with began = gas_rt_call_begin() and
+ * gas_rt_call_end(began): every gas_rt_wait in between (in the transports
+ * too) times out GAS_TIMEOUT after the first of them began waiting, not
+ * after its own start, so the whole call returns within one GAS_TIMEOUT of
+ * waiting.  Brackets are per thread and nest (the outermost counts).  No
+ * clock is read unless a wait in the bracket has to wait.
+ */
+int gas_rt_call_begin(void);
+void gas_rt_call_end(int began);
 
 /*
  * How a wait sleeps once its spin budget is spent.  By default on this rank's

@@ -46,7 +46,7 @@ const char *gas_tl_compiled_name(int i)
 
 gas_status_t gas_tl_no_put_signal(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
                                   uint64_t sig_off, uint64_t value, gas_signal_op_t op,
-                                  gas_tl_comp_t *comp)
+                                  gas_tl_comp_t *comp, const char *call)
 {
     return GAS_ERR_UNSUPPORTED;
 }

@@ -9,6 +9,10 @@
  * transports that receive offsets from a wire re-check them against the
  * segment.
  *
+ * `call` (put, get, amo, put_signal, quiet): the API call the operation is
+ * part of ("gas_put_signal", "gas_allreduce", ...), which the errors a slot
+ * raises name (gas.h: errors name the user's call).
+ *
  * Completion (`comp` may be NULL):
  *  - A slot returns GAS_OK when the operation is complete: for put, the data
  *    is at the target and visible; for get and fetching atomics, the result
@@ -96,19 +100,23 @@ struct gas_tl_ops {
 
     /* Copy n bytes from src to the peer's segment at off. */
     gas_status_t (*put)(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
-                        gas_tl_comp_t *comp);
+                        gas_tl_comp_t *comp, const char *call);
     /* Copy n bytes from the peer's segment at off to dst. */
     gas_status_t (*get)(gas_tl_peer_t *peer, void *dst, uint64_t off, size_t n,
-                        gas_tl_comp_t *comp);
+                        gas_tl_comp_t *comp, const char *call);
     /* One atomic; all atomics on a location go through the same path. */
-    gas_status_t (*amo)(gas_tl_peer_t *peer, const gas_tl_amo_t *amo, gas_tl_comp_t *comp);
+    gas_status_t (*amo)(gas_tl_peer_t *peer, const gas_tl_amo_t *amo, gas_tl_comp_t *comp,
+                        const char *call);
     /*
      * Put, then update the 64-bit signal word at sig_off so that it becomes
      * visible only after this payload and every earlier put to this peer.
+     * A signal word that the target refuses (where a transport checks the
+     * offsets it takes from the wire) fails the operation with nothing of
+     * the payload written.
      */
     gas_status_t (*put_signal)(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
                                uint64_t sig_off, uint64_t value, gas_signal_op_t op,
-                               gas_tl_comp_t *comp);
+                               gas_tl_comp_t *comp, const char *call);
     /* Order: what was issued before reaches each peer before what follows. */
     gas_status_t (*fence)(void);
     /* Complete every operation issued so far (see the completion rules above);
@@ -184,47 +192,50 @@ static inline int gas_tl_rt_issuing(void)
 
 /* One-line dispatch, no checks. */
 static inline gas_status_t gas_tl_put(gas_tl_peer_t *p, uint64_t off, const void *src, size_t n,
-                                      gas_tl_comp_t *c)
+                                      gas_tl_comp_t *c, const char *call)
 {
-    return p->ops->put(p, off, src, n, c);
+    return p->ops->put(p, off, src, n, c, call);
 }
 static inline gas_status_t gas_tl_get(gas_tl_peer_t *p, void *dst, uint64_t off, size_t n,
-                                      gas_tl_comp_t *c)
+                                      gas_tl_comp_t *c, const char *call)
 {
-    return p->ops->get(p, dst, off, n, c);
+    return p->ops->get(p, dst, off, n, c, call);
 }
-static inline gas_status_t gas_tl_amo(gas_tl_peer_t *p, const gas_tl_amo_t *a, gas_tl_comp_t *c)
+static inline gas_status_t gas_tl_amo(gas_tl_peer_t *p, const gas_tl_amo_t *a, gas_tl_comp_t *c,
+                                      const char *call)
 {
-    return p->ops->amo(p, a, c);
+    return p->ops->amo(p, a, c, call);
 }
 static inline gas_status_t gas_tl_put_signal(gas_tl_peer_t *p, uint64_t off, const void *src,
                                              size_t n, uint64_t sig_off, uint64_t value,
-                                             gas_signal_op_t op, gas_tl_comp_t *c)
+                                             gas_signal_op_t op, gas_tl_comp_t *c,
+                                             const char *call)
 {
-    return p->ops->put_signal(p, off, src, n, sig_off, value, op, c);
+    return p->ops->put_signal(p, off, src, n, sig_off, value, op, c, call);
 }
 
 static inline gas_status_t gas_tl_put_rt(gas_tl_peer_t *p, uint64_t off, const void *src,
-                                         size_t n)
+                                         size_t n, const char *call)
 {
     gas_tl_rt_ops_++;
-    gas_status_t st = p->ops->put(p, off, src, n, NULL);
+    gas_status_t st = p->ops->put(p, off, src, n, NULL, call);
     gas_tl_rt_ops_--;
     return st;
 }
-static inline gas_status_t gas_tl_amo_rt(gas_tl_peer_t *p, const gas_tl_amo_t *a)
+static inline gas_status_t gas_tl_amo_rt(gas_tl_peer_t *p, const gas_tl_amo_t *a,
+                                         const char *call)
 {
     gas_tl_rt_ops_++;
-    gas_status_t st = p->ops->amo(p, a, NULL);
+    gas_status_t st = p->ops->amo(p, a, NULL, call);
     gas_tl_rt_ops_--;
     return st;
 }
 static inline gas_status_t gas_tl_put_signal_rt(gas_tl_peer_t *p, uint64_t off, const void *src,
                                                 size_t n, uint64_t sig_off, uint64_t value,
-                                                gas_signal_op_t op)
+                                                gas_signal_op_t op, const char *call)
 {
     gas_tl_rt_ops_++;
-    gas_status_t st = p->ops->put_signal(p, off, src, n, sig_off, value, op, NULL);
+    gas_status_t st = p->ops->put_signal(p, off, src, n, sig_off, value, op, NULL, call);
     gas_tl_rt_ops_--;
     return st;
 }
@@ -287,7 +298,7 @@ const char *gas_tl_compiled_name(int i);
 /* Typed stubs for slots a transport does not provide. */
 gas_status_t gas_tl_no_put_signal(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
                                   uint64_t sig_off, uint64_t value, gas_signal_op_t op,
-                                  gas_tl_comp_t *comp);
+                                  gas_tl_comp_t *comp, const char *call);
 gas_status_t gas_tl_no_fence(void);
 int gas_tl_no_progress(void);
 gas_status_t gas_tl_no_stats(gas_tl_peer_t *peer, gas_peer_stats_t *out);

@@ -32,7 +32,7 @@ struct call {
 static gas_status_t refuse(struct call *c, gas_status_t st)
 {
     if (st != GAS_OK && c->team_ok)
-        gas_co_refused(c->team, c->coll, c->type, st);
+        gas_co_refused(c->team, c->coll, c->type, st, c->name);
     return st;
 }
 
@@ -102,6 +102,14 @@ static int hierarchical_ok(gas_coll_t c)
            c == GAS_COLL_ALLREDUCE;
 }
 
+/* An _nb form's *handle_p is GAS_HANDLE_NULL until it starts, so a call that
+ * fails leaves a handle that gas_wait/gas_test complete at once (gas.h). */
+static void handle_clear(gas_handle_t *handle_p)
+{
+    if (handle_p != NULL)
+        *handle_p = GAS_HANDLE_NULL;
+}
+
 /* Build the call's schedule and run it, or start it into *handle_p (the _nb forms). */
 static gas_status_t launch(struct call *c, gas_handle_t *handle_p)
 {
@@ -126,6 +134,7 @@ static gas_status_t barrier(const char *name, gas_team_t team, int nb, gas_handl
 {
     struct call c = {.name = name, .team = team, .coll = GAS_COLL_BARRIER, .type = GAS_UINT8,
                      .root = -1, .nb = nb};
+    handle_clear(handle_p);
     gas_status_t st = check_common(&c);
     return st != GAS_OK ? st : launch(&c, handle_p);
 }
@@ -145,6 +154,7 @@ static gas_status_t broadcast(const char *name, gas_team_t team, void *buf, size
 {
     struct call c = {.name = name, .team = team, .coll = GAS_COLL_BROADCAST, .type = type,
                      .rooted = 1, .root = root, .hashcount = count, .nb = nb};
+    handle_clear(handle_p);
     gas_status_t st = check_common(&c);
     if (st == GAS_OK)
         st = bytes_of(&c, count, 1, &c.bytes);
@@ -177,6 +187,7 @@ static gas_status_t reduction(const char *name, gas_coll_t coll, gas_team_t team
     struct call c = {.name = name, .team = team, .coll = coll, .type = type, .op = op,
                      .reduces = 1, .rooted = coll == GAS_COLL_REDUCE, .root = root,
                      .hashcount = count, .nb = nb};
+    handle_clear(handle_p);
     gas_status_t st = check_common(&c);
     if (st == GAS_OK)
         st = bytes_of(&c, count, 1, &c.bytes);

@@ -160,18 +160,19 @@ static void fail(struct gas_co_sched *s, gas_status_t st)
         s->status = st;
 }
 
-/* Put w bytes (header and maybe payload) at off, then add 1 to the arrival counter sig. */
+/* Put w bytes (header and maybe payload) at off, then add 1 to the arrival counter sig
+ * (errors raised for `call`, the collective's API call). */
 static gas_status_t put_chunk(gas_tl_peer_t *peer, uint64_t off, const void *what, size_t w,
-                              uint64_t sig)
+                              uint64_t sig, const char *call)
 {
-    gas_status_t st = gas_tl_put_signal_rt(peer, off, what, w, sig, 1, GAS_SIGNAL_ADD);
+    gas_status_t st = gas_tl_put_signal_rt(peer, off, what, w, sig, 1, GAS_SIGNAL_ADD, call);
     if (st == GAS_ERR_UNSUPPORTED) {
         gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .offset = sig, .operand = 1};
-        st = gas_tl_put_rt(peer, off, what, w);
+        st = gas_tl_put_rt(peer, off, what, w, call);
         if (st >= 0)
             st = peer->ops->fence();
         if (st >= 0)
-            st = gas_tl_amo_rt(peer, &a);
+            st = gas_tl_amo_rt(peer, &a, call);
     }
     return st;
 }
@@ -209,7 +210,7 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
         /* zero-copy: the rest of the message straight into the receiver's buffer */
         n = o->len - o->done;
         h.flags = GAS_CO_ZCOPY;
-        st = gas_tl_put_rt(peer, cts->off + o->done, o->src + o->done, n);
+        st = gas_tl_put_rt(peer, cts->off + o->done, o->src + o->done, n, s->callname);
     } else if (n <= STAGE_BYTES) {
         memcpy(stage.b, &h, GAS_CO_HDR_BYTES);
         if (n)
@@ -217,13 +218,13 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
         what = stage.b;
         wlen = GAS_CO_HDR_BYTES + n;
     } else {
-        st = gas_tl_put_rt(peer, off + GAS_CO_HDR_BYTES, o->src + o->done, n);
+        st = gas_tl_put_rt(peer, off + GAS_CO_HDR_BYTES, o->src + o->done, n, s->callname);
     }
     h.chunk_len = n;
     if (what == stage.b)
         memcpy(stage.b, &h, GAS_CO_HDR_BYTES);
     if (st >= 0)
-        st = put_chunk(peer, off, what, wlen, sig);
+        st = put_chunk(peer, off, what, wlen, sig, s->callname);
     if (st < 0) {
         fail(s, st);
         return 1;
@@ -248,15 +249,15 @@ static void post_cts(struct gas_co_sched *s, struct gas_co_op *o)
     uint64_t at = t->poff[o->peer] + (uint64_t)((char *)&t->cts[t->rank] - t->base);
     if (st == GAS_OK)
         st = gas_tl_put_signal_rt(peer, at + 8, entry, sizeof entry, at, t->mrecvd[o->peer] + 1,
-                                  GAS_SIGNAL_SET);
+                                  GAS_SIGNAL_SET, s->callname);
     if (st == GAS_ERR_UNSUPPORTED) {
         gas_tl_amo_t a = {.op = GAS_AMO_SET, .width = 8, .offset = at,
                           .operand = t->mrecvd[o->peer] + 1};
-        st = gas_tl_put_rt(peer, at + 8, entry, sizeof entry);
+        st = gas_tl_put_rt(peer, at + 8, entry, sizeof entry, s->callname);
         if (st >= 0)
             st = peer->ops->fence();
         if (st >= 0)
-            st = gas_tl_amo_rt(peer, &a);
+            st = gas_tl_amo_rt(peer, &a, s->callname);
     }
     if (st < 0)
         fail(s, st);
@@ -279,7 +280,7 @@ static void credit_back(struct gas_co_sched *s, int src)
     if (st == GAS_OK) {
         gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = t->owed[src],
                           .offset = t->poff[src] + 8 * ((uint64_t)t->size + (uint64_t)t->rank)};
-        st = gas_tl_amo_rt(peer, &a);
+        st = gas_tl_amo_rt(peer, &a, s->callname);
     }
     if (st < 0)
         fail(s, st);
@@ -442,7 +443,7 @@ gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
     return GAS_OK;
 }
 
-static void put_note(gas_team_t t, int p, struct gas_co_note *n)
+static void put_note(gas_team_t t, int p, struct gas_co_note *n, const char *call)
 {
     gas_tl_peer_t *peer;
     if (p == t->rank || gas_tl_first_lost(&t->world[p], 1) >= 0 ||
@@ -453,11 +454,11 @@ static void put_note(gas_team_t t, int p, struct gas_co_note *n)
     uint64_t at = t->poff[p] + (uint64_t)((char *)slot - t->base);
     /* best effort: only a diagnosis; a failure note also counts itself there */
     if (n->status == GAS_OK)
-        (void)gas_tl_put_rt(peer, at, n, sizeof *n);
+        (void)gas_tl_put_rt(peer, at, n, sizeof *n, call);
     else
         (void)gas_tl_put_signal_rt(peer, at, n, sizeof *n,
                                    t->poff[p] + (uint64_t)((char *)t->failnotes - t->base), 1,
-                                   GAS_SIGNAL_ADD);
+                                   GAS_SIGNAL_ADD, call);
 }
 
 /*
@@ -465,24 +466,25 @@ static void put_note(gas_team_t t, int p, struct gas_co_note *n)
  * just before it with the same status (the last note's span, and that
  * note's call), so a member late by several calls still finds its own.
  */
-static void note_failed_all(gas_team_t t, struct gas_co_note *n)
+static void note_failed_all(gas_team_t t, struct gas_co_note *n, const char *call)
 {
     const struct gas_co_note *l = &t->last_fail;
     if (l->check != 0 && n->seq == l->seq + 1 && n->status == l->status &&
         n->refused == l->refused && l->span < UINT16_MAX)
         n->span = (uint16_t)(l->span + 1);
     for (int p = 0; p < t->size; p++)
-        put_note(t, p, n);
+        put_note(t, p, n, call);
     n->check = note_check(n);
     t->last_fail = *n;
 }
 
-void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_t status)
+void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_t status,
+                    const char *call)
 {
     struct gas_co_note n = {.seq = t->seq++, .coll = (uint8_t)coll, .type = (uint8_t)type,
                             .status = status, .refused = 1};
     gas_co_chan_failed(t, n.seq);
-    note_failed_all(t, &n);
+    note_failed_all(t, &n, call);
 }
 
 /* s's call as a note (check not set). */
@@ -496,7 +498,7 @@ static struct gas_co_note call_note(const struct gas_co_sched *s, gas_status_t s
 void gas_co_chan_note(struct gas_co_sched *s, int p)
 {
     struct gas_co_note n = call_note(s, GAS_OK);
-    put_note(s->team, p, &n);
+    put_note(s->team, p, &n, s->callname);
 }
 
 void gas_co_chan_note_failed(struct gas_co_sched *s)
@@ -505,7 +507,7 @@ void gas_co_chan_note_failed(struct gas_co_sched *s)
     if (s->failed_by_note)
         return;   /* a relay: the failed member told everyone */
     struct gas_co_note n = call_note(s, s->status);
-    note_failed_all(s->team, &n);
+    note_failed_all(s->team, &n, s->callname);
 }
 
 void gas_co_chan_destroy_note(gas_team_t t, int left)
@@ -513,7 +515,7 @@ void gas_co_chan_destroy_note(gas_team_t t, int left)
     struct gas_co_note n = {.seq = t->seq, .coll = GAS_CO_DESTROY,
                             .refused = left ? GAS_CO_LEFT : 0};
     for (int p = 0; p < t->size; p++)
-        put_note(t, p, &n);
+        put_note(t, p, &n, "gas_team_destroy");
 }
 
 void gas_co_chan_revoke_cts(struct gas_co_sched *s)
@@ -531,7 +533,7 @@ void gas_co_chan_revoke_cts(struct gas_co_sched *s)
             continue;
         uint64_t zero = 0;
         uint64_t at = t->poff[o->peer] + (uint64_t)((char *)&t->cts[t->rank] - t->base);
-        (void)gas_tl_put_rt(peer, at, &zero, sizeof zero);   /* the entry's seq: none */
+        (void)gas_tl_put_rt(peer, at, &zero, sizeof zero, s->callname); /* the entry's seq: none */
     }
 }
 

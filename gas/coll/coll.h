@@ -285,7 +285,8 @@ void gas_co_chan_revoke_cts(struct gas_co_sched *s);
  * and every member gets a note, so members waiting for this rank in it fail
  * with a message saying so instead of waiting until GAS_TIMEOUT.
  */
-void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_t status);
+void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_t status,
+                    const char *call);
 /*
  * Compare the notes peers wrote here with s's call: a peer in the same call
  * with other arguments, or in gas_team_destroy numbered with s's call or an

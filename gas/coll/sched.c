@@ -440,12 +440,14 @@ gas_status_t gas_co_run(struct gas_co_sched *s)
 {
     if (s->status != GAS_OK) {   /* building failed: it never started */
         gas_status_t st = s->status;
-        gas_co_refused(s->team, (gas_coll_t)s->call.coll, s->type, st);
+        gas_co_refused(s->team, (gas_coll_t)s->call.coll, s->type, st, s->callname);
         gas_co_sched_free(s);
         return st;
     }
     enqueue(s);
+    int began = gas_rt_call_begin();   /* waits of the transports inside it too */
     gas_status_t st = wait_done(s);
+    gas_rt_call_end(began);
     if (st != GAS_OK && s->status == GAS_OK)
         s->status = st;   /* timed out: the call fails here, and its members are told */
     st = s->status;
@@ -457,7 +459,7 @@ gas_status_t gas_co_start_nb(struct gas_co_sched *s, gas_handle_t *handle_p)
 {
     if (s->status != GAS_OK) {   /* building failed: it never started */
         gas_status_t st = s->status;
-        gas_co_refused(s->team, (gas_coll_t)s->call.coll, s->type, st);
+        gas_co_refused(s->team, (gas_coll_t)s->call.coll, s->type, st, s->callname);
         gas_co_sched_free(s);
         return st;
     }

@@ -574,7 +574,7 @@ static gas_status_t last_barrier(gas_team_t team, const char *call, int *noted)
             return st;
         gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = 1,
                           .offset = team->poff[to] + 8 * (2 * (uint64_t)P + (uint64_t)k)};
-        st = gas_tl_amo_rt(peer, &a);
+        st = gas_tl_amo_rt(peer, &a, call);
         if (st < 0)
             return st;
         struct quiesce_wait w = {&team->quiesce[k], team, from, -1, 0, &note_at, noted};

@@ -8,7 +8,12 @@
  * segment, GAS_NULL (GAS_ERR_BOUNDS); ranges running past the end of an
  * allocation, for every transfer call (GAS_ERR_BOUNDS, nothing written, get
  * destinations untouched); misaligned atomics and signal words (GAS_ERR_ALIGN,
- * the payload of a put-with-signal not written); bad width, op, cmp,
+ * the payload of a put-with-signal not written; GAS_ERR_ALIGN also where the
+ * word runs past the array's end or names no rank: alignment is checked
+ * first); a put-with-signal whose signal word lies in the target's unclaimed
+ * middle (GAS_ERR_BOUNDS, none of its payload written: several datagrams on
+ * the signal's owner, or two owners); failed _nb calls (the handle is
+ * GAS_HANDLE_NULL, and waiting on it returns at once); bad width, op, cmp,
  * distribution, stride (GAS_ERR_INVALID); fetching atomics without a result
  * pointer (GAS_ERR_INVALID, the word unchanged); NULL buffers and output
  * pointers (GAS_ERR_INVALID); zero-length transfers with any pointers
@@ -150,6 +155,25 @@ static void case_outside(void)
                   k == 0 ? "gas_put" : k == 1 ? "gas_put_nbi" : "gas_put_signal's signal",
                   gas_strerror(q));
         }
+        /* A put-with-signal whose signal word is refused writes none of its payload
+         * (the owners' parts of the reference array are checked by still_usable):
+         * a payload of several datagrams on the signal's owner (udp: every piece
+         * names the signal, and the target refuses each), and one over two owners
+         * (the signal's owner is asked first).  Both ranks' parts hold the pattern. */
+        uint8_t *pay = test_xmalloc(3 * 1024);
+        memset(pay, 0xee, 3 * 1024);
+        for (int k = 0; k < (n < 2 ? 1 : 2); k++) {
+            gas_ptr_t at = k == 0 ? test_at(arr, (uint64_t)next * APART + 512)
+                                  : test_at(arr, (uint64_t)(n - 2) * APART + APART - 1024);
+            gas_status_t q = k == 0 ? gas_put_signal(at, pay, 3 * 1024, mid, 1, GAS_SIGNAL_ADD)
+                                    : gas_put_signal_nbi(at, pay, 2048, mid, 1, GAS_SIGNAL_SET);
+            if (q == GAS_OK)
+                q = gas_quiet();
+            CHECK(q == GAS_ERR_BOUNDS, "%s with its signal in the unclaimed middle, then "
+                  "gas_quiet: %s", k == 0 ? "a 3 KiB gas_put_signal" :
+                  "a gas_put_signal_nbi over two owners", gas_strerror(q));
+        }
+        free(pay);
     }
     /* GAS_NULL is never valid */
     CHECK_EITHER(gas_put(GAS_NULL, buf, 8), GAS_ERR_BOUNDS, GAS_ERR_INVALID);
@@ -230,8 +254,89 @@ static void case_align(void)
     check_last_error("gas_put_signal");
     CHECK_STATUS(gas_put_signal_nbi(test_at(arr, (uint64_t)next * APART + 256), buf, 32,
                                     test_at(arr, (uint64_t)next * APART + 132), 1, GAS_SIGNAL_SET), GAS_ERR_ALIGN);
+    /* Misaligned is GAS_ERR_ALIGN whatever else is wrong with the word (gas.h, Atomics):
+     * at the end of the array, where the word also runs past it, and on a rank the job
+     * does not have.  Before, the range was checked first (GAS_ERR_BOUNDS, GAS_ERR_RANK). */
+    gas_ptr_t end4 = test_at(arr, anbytes - 4), end2 = test_at(arr, anbytes - 2);
+    CHECK_STATUS(gas_amo(GAS_AMO_FETCH_ADD, 8, end4, 1, 0, &res), GAS_ERR_ALIGN);
+    check_last_error("gas_amo");
+    CHECK_STATUS(gas_amo_nbi(GAS_AMO_ADD, 8, end4, 1, 0, NULL), GAS_ERR_ALIGN);
+    CHECK_STATUS(gas_amo(GAS_AMO_SET, 4, end2, 1, 0, NULL), GAS_ERR_ALIGN);
+    CHECK_STATUS(gas_atomic_fetch_add_u64(end4, 1, &res), GAS_ERR_ALIGN);
+    CHECK_STATUS(gas_atomic_cswap_u32(end2, 0, 1, &o32), GAS_ERR_ALIGN);
+    CHECK_STATUS(gas_put_signal(test_at(arr, (uint64_t)next * APART + 256), buf, 32, end4, 1,
+                                GAS_SIGNAL_ADD), GAS_ERR_ALIGN);
+    check_last_error("gas_put_signal");
+    /* the aligned word before them is in bounds: those errors were not about the array */
+    CHECK_STATUS(gas_amo(GAS_AMO_ADD, 8, test_at(arr, anbytes - 8), 0, 0, NULL), GAS_OK);
+    unsigned rb = gas_ptr_split_.rank_bits;
+    if (rb < 63 && (uint64_t)n < (UINT64_C(1) << rb)) {
+        gas_ptr_t norank = gas_ptr_make(n, gas_ptr_offset(w) + 4);
+        CHECK_STATUS(gas_amo(GAS_AMO_ADD, 8, norank, 1, 0, NULL), GAS_ERR_ALIGN);
+        CHECK_STATUS(gas_put_signal(test_at(arr, (uint64_t)next * APART + 256), buf, 8, norank, 1,
+                                    GAS_SIGNAL_SET), GAS_ERR_ALIGN);
+        CHECK_STATUS(gas_amo(GAS_AMO_ADD, 8, gas_ptr_make(n, gas_ptr_offset(w)), 1, 0, NULL),
+                     GAS_ERR_RANK);
+    }
     CHECK_OK(gas_quiet());
-    (void)w;
+}
+
+/*
+ * A failed _nb call writes GAS_HANDLE_NULL through handle_p (gas.h), so that
+ * waiting on the handle of a failed call returns at once: before, *handle_p
+ * kept what it held (here a garbage value, which gas_wait would have used).
+ * Collective _nb calls are refused the same way on every rank (they still
+ * count as the team's next collective, identically everywhere).
+ */
+static void case_handles(void)
+{
+    uint64_t buf[4] = {0};
+    gas_handle_t garbage = (gas_handle_t)(uintptr_t)0x5a5a5a50;
+    gas_ptr_t past = test_at(arr, anbytes - 8);
+    struct {
+        const char *what;
+        gas_status_t got, want;
+        gas_handle_t h;
+    } c[6];
+    int k = 0;
+    for (int i = 0; i < 6; i++)
+        c[i].h = garbage;
+    c[k].what = "gas_put_nb past the end";
+    c[k].want = GAS_ERR_BOUNDS;
+    c[k].got = gas_put_nb(past, buf, 32, &c[k].h);
+    k++;
+    c[k].what = "gas_get_nb with a NULL destination";
+    c[k].want = GAS_ERR_INVALID;
+    c[k].got = gas_get_nb(NULL, test_at(arr, 64), 8, &c[k].h);
+    k++;
+    c[k].what = "gas_get_nb past the end";
+    c[k].want = GAS_ERR_BOUNDS;
+    c[k].got = gas_get_nb(buf, past, 32, &c[k].h);
+    k++;
+    c[k].what = "gas_allreduce_nb with a bitwise op on doubles";
+    c[k].want = GAS_ERR_INVALID;
+    c[k].got = gas_allreduce_nb(GAS_TEAM_WORLD, buf, buf + 2, 1, GAS_DOUBLE, GAS_OP_BXOR, &c[k].h);
+    k++;
+    c[k].what = "gas_broadcast_nb with a root outside the team";
+    c[k].want = GAS_ERR_RANK;
+    c[k].got = gas_broadcast_nb(GAS_TEAM_WORLD, buf, 1, GAS_UINT64, n, &c[k].h);
+    k++;
+    c[k].what = "gas_team_barrier_nb on GAS_TEAM_NULL";
+    c[k].want = GAS_ERR_INVALID;
+    c[k].got = gas_team_barrier_nb(GAS_TEAM_NULL, &c[k].h);
+    k++;
+    for (int i = 0; i < k; i++) {
+        CHECK(c[i].got == c[i].want, "%s returned %s, want %s", c[i].what, gas_strerror(c[i].got),
+              gas_strerror(c[i].want));
+        if (!CHECK(c[i].h == GAS_HANDLE_NULL, "%s failed and left *handle_p %p, not GAS_HANDLE_NULL",
+                   c[i].what, (void *)c[i].h))
+            continue;   /* (never wait on garbage) */
+        CHECK_OK(gas_wait(c[i].h));
+        int done = 0;
+        CHECK(gas_test(c[i].h, &done) == GAS_OK && done == 1, "gas_test on the handle of a failed "
+              "%s: done %d", c[i].what, done);
+    }
+    CHECK_OK(gas_quiet());
 }
 
 /*
@@ -586,6 +691,8 @@ int main(void)
     }
     case_invalid_args();
     still_usable("invalid arguments");
+    case_handles();
+    still_usable("failed _nb calls");
     check_word_untouched();
     case_zero_length();
     still_usable("zero-length transfers");

@@ -123,22 +123,22 @@ static void out_of_segment(void)
     MUST(gas_tl_peer(1, &peer));
     uint64_t beyond = peer->size - 8, buf[8] = {0}, res = 0;
     gas_tl_comp_t c = {.pending = 1};
-    gas_status_t st = gas_tl_put(peer, beyond, buf, sizeof buf, &c);
+    gas_status_t st = gas_tl_put(peer, beyond, buf, sizeof buf, &c, "out_of_segment");
     CHECK(st == GAS_INPROGRESS, "put went out (%d)", (int)st);
     CHECK_STATUS(gas_gs_comp_wait(&c, "out_of_segment"), GAS_ERR_BOUNDS);
     CHECK(strstr(gas_last_error(), "rank 1"), "names rank 1: \"%s\"", gas_last_error());
     gas_tl_comp_t g = {.pending = 1};
-    st = gas_tl_get(peer, buf, UINT64_MAX - 16, 32, &g);
+    st = gas_tl_get(peer, buf, UINT64_MAX - 16, 32, &g, "out_of_segment");
     CHECK(st == GAS_INPROGRESS, "get went out (%d)", (int)st);
     CHECK_STATUS(gas_gs_comp_wait(&g, "out_of_segment"), GAS_ERR_BOUNDS);
     gas_tl_comp_t a = {.pending = 1};
     gas_tl_amo_t amo = {.op = GAS_AMO_FETCH_ADD, .width = 8, .offset = 1ull << 62, .operand = 1,
                         .result = &res};
-    st = gas_tl_amo(peer, &amo, &a);
+    st = gas_tl_amo(peer, &amo, &a, "out_of_segment");
     CHECK(st == GAS_INPROGRESS, "atomic went out (%d)", (int)st);
     CHECK_STATUS(gas_gs_comp_wait(&a, "out_of_segment"), GAS_ERR_BOUNDS);
     /* Without a completion of its own, the refusal comes back from gas_quiet. */
-    st = gas_tl_put(peer, 16, buf, 8, NULL); /* the segment header page */
+    st = gas_tl_put(peer, 16, buf, 8, NULL, "out_of_segment"); /* the segment header page */
     CHECK(st == GAS_INPROGRESS, "header put went out (%d)", (int)st);
     CHECK_STATUS(gas_quiet(), GAS_ERR_BOUNDS);
     CHECK(strstr(gas_last_error(), "rank 1 refused"), "quiet names rank 1: \"%s\"", gas_last_error());

@@ -135,7 +135,7 @@ static void sending(void)
     unsigned char *src = malloc(n), buf[65536];
     for (size_t i = 0; i < n; i++)
         src[i] = (unsigned char)(i * 13);
-    UCHECK(gas_udp_ops.put(&ch->base, 8192, src, n, NULL) == GAS_INPROGRESS, "put in progress");
+    UCHECK(gas_udp_ops.put(&ch->base, 8192, src, n, NULL, "test") == GAS_INPROGRESS, "put in progress");
     struct gas_udp_hdr h;
     struct gas_udp_cont cont = {0};
     uint64_t off = 8192;
@@ -200,7 +200,7 @@ static uint32_t put3_and_time_out(uint64_t *rto_p, uint64_t *cwnd_p)
     struct gas_udp_hdr h;
     memset(src, 7, sizeof src);
     uint32_t first = ch->next_seq;
-    UCHECK(gas_udp_ops.put(&ch->base, 4096, src, sizeof src, NULL) == GAS_INPROGRESS, "put");
+    UCHECK(gas_udp_ops.put(&ch->base, 4096, src, sizeof src, NULL, "test") == GAS_INPROGRESS, "put");
     int got = 0;
     while (take(buf, &h, 100))
         got++;
@@ -290,7 +290,7 @@ static void tail_probe(void)
     ch->rtt.backoff = 0;
     uint32_t first = ch->next_seq;
     uint64_t retx = ch->c.retx;
-    UCHECK(gas_udp_ops.put(&ch->base, 4096, src, sizeof src, NULL) == GAS_INPROGRESS, "put");
+    UCHECK(gas_udp_ops.put(&ch->base, 4096, src, sizeof src, NULL, "test") == GAS_INPROGRESS, "put");
     int got = 0;
     while (take(buf, &h, 100))
         got++;
@@ -328,7 +328,7 @@ static double lose_one(uint64_t w)
     uint32_t first = ch->next_seq;
     size_t n = 10 * (dg - GAS_UDP_HDR_LEN - GAS_UDP_CONT_LEN);
     unsigned char *src = calloc(1, n);
-    UCHECK(gas_udp_ops.put(&ch->base, 8192, src, n, NULL) == GAS_INPROGRESS, "put");
+    UCHECK(gas_udp_ops.put(&ch->base, 8192, src, n, NULL, "test") == GAS_INPROGRESS, "put");
     while (take(buf, &h, 100))
         ;
     UCHECK(ch->snd_nxt == first + 10, "10 out (%u)", ch->snd_nxt - first);
@@ -583,7 +583,7 @@ static void request_reply(void)
     gas_tl_comp_t comp = {.pending = 1};
     char dst[3000];
     memset(dst, 0, sizeof dst);
-    UCHECK(gas_udp_ops.get(&ch->base, dst, 65536, sizeof dst, &comp) == GAS_INPROGRESS, "get");
+    UCHECK(gas_udp_ops.get(&ch->base, dst, 65536, sizeof dst, &comp, "test") == GAS_INPROGRESS, "get");
     pump(); /* a waiting caller's progress flushes a corked request */
     size_t len = take(buf, &h, 1000);
     size_t pos = GAS_UDP_HDR_LEN;
@@ -616,7 +616,7 @@ static void request_reply(void)
     gas_tl_amo_t amo = {.op = GAS_AMO_FETCH_ADD, .width = 8, .offset = 4096 + 128, .operand = 5,
                         .result = &result};
     gas_tl_comp_t c2 = {.pending = 1};
-    UCHECK(gas_udp_ops.amo(&ch->base, &amo, &c2) == GAS_INPROGRESS, "amo");
+    UCHECK(gas_udp_ops.amo(&ch->base, &amo, &c2, "test") == GAS_INPROGRESS, "amo");
     pump();
     len = take(buf, &h, 1000);
     pos = GAS_UDP_HDR_LEN;

@@ -1,5 +1,5 @@
 /*
- * The udp wire format (version 2): every record type, continuation records
+ * The udp wire format (version 3): every record type, continuation records
  * included, round-trips through encode and decode; a good datagram passes
  * the checks; truncated datagrams, bad version, reserved flags, wrong key,
  * a datagram meant for another rank, unknown ranks, malformed records
@@ -88,7 +88,7 @@ static void roundtrip(void)
     struct gas_udp_hdr h;
     const char *why = "";
     UCHECK(gas_udp_dgram_check(b, len, KEY, 2, NRANKS, &h, &why) == 0, "good datagram: %s", why);
-    UCHECK(h.version == 2 && h.flags == 0 && h.dsack == 3 && h.key == KEY && h.src == 1 &&
+    UCHECK(h.version == 3 && h.flags == 0 && h.dsack == 3 && h.key == KEY && h.src == 1 &&
            h.seq == 0xfffffff0u && h.ack == 7 && h.sack == 0 && h.cack == 6, "header fields");
     size_t pos = GAS_UDP_HDR_LEN;
     struct gas_udp_rec r;

@@ -110,8 +110,8 @@ static gas_status_t xfer(gas_rdma_peer_t *p, int write, uint64_t off, char *buf,
         if (!rc) {
             udp_part_begin(op);
             gas_tl_comp_t *c = op ? op->comp : comp;
-            st = write ? gas_udp_ops.put(p->udp, off + k, buf + k, n - k, c)
-                       : gas_udp_ops.get(p->udp, buf + k, off + k, n - k, c);
+            st = write ? gas_udp_ops.put(p->udp, off + k, buf + k, n - k, c, call)
+                       : gas_udp_ops.get(p->udp, buf + k, off + k, n - k, c, call);
             st = udp_part(p, op, st);
             gas_rdma_route_leave(p);
             break;
@@ -137,32 +137,34 @@ static gas_status_t xfer(gas_rdma_peer_t *p, int write, uint64_t off, char *buf,
 }
 
 gas_status_t gas_rdma_put(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
-                          gas_tl_comp_t *comp)
+                          gas_tl_comp_t *comp, const char *call)
 {
-    return xfer((gas_rdma_peer_t *)peer, 1, off, (char *)src, n, comp, "put");
+    return xfer((gas_rdma_peer_t *)peer, 1, off, (char *)src, n, comp, call);
 }
 
 gas_status_t gas_rdma_get(gas_tl_peer_t *peer, void *dst, uint64_t off, size_t n,
-                          gas_tl_comp_t *comp)
+                          gas_tl_comp_t *comp, const char *call)
 {
-    return xfer((gas_rdma_peer_t *)peer, 0, off, dst, n, comp, "get");
+    return xfer((gas_rdma_peer_t *)peer, 0, off, dst, n, comp, call);
 }
 
 /* ---- atomics ---- */
 
 /* One NIC atomic on the 64-bit word at off, synchronously; *old its value before.
- * *posted_p: whether it reached the NIC (then it may have run even if it failed). */
+ * *posted_p: whether it reached the NIC (then it may have run even if it failed).
+ * Errors are raised for `call`, the API call it serves. */
 static gas_status_t nic_word(gas_rdma_peer_t *p, enum gas_vb_opcode opc, uint64_t off,
-                             uint64_t cmp_add, uint64_t swap, uint64_t *old, int *posted_p)
+                             uint64_t cmp_add, uint64_t swap, uint64_t *old, int *posted_p,
+                             const char *call)
 {
     struct gas_rdma_op *op = gas_rdma_op_new(NULL);
     if (op == NULL)
-        return gas_rt_error(GAS_ERR_NOMEM, "atomic", "no memory for rdma operation state");
+        return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for rdma operation state");
     pthread_mutex_lock(&p->lock);
     struct gas_rdma_req r = {.opcode = opc, .raddr = p->seg_base + off, .rkey = p->seg_rkey,
                              .dst = old, .len = 8, .cmp_add = cmp_add, .swap = swap, .op = op,
                              .signal = 1};
-    gas_status_t st = gas_rdma_post(p, &r, "atomic", 0);
+    gas_status_t st = gas_rdma_post(p, &r, call, 0);
     gas_rdma_op_release(p, op, st);
     pthread_mutex_unlock(&p->lock);
     if (st != GAS_OK) {
@@ -170,9 +172,9 @@ static gas_status_t nic_word(gas_rdma_peer_t *p, enum gas_vb_opcode opc, uint64_
         return st;
     }
     *posted_p = 1;
-    st = gas_rdma_op_wait(p, op, "atomic");
+    st = gas_rdma_op_wait(p, op, call);
     if (st == GAS_ERR_PEER)
-        st = gas_rt_error(st, "atomic",
+        st = gas_rt_error(st, call,
                           "rank %d: an RDMA atomic at offset %llu failed (it may or may not have "
                           "been applied: not retried)", p->rank, (unsigned long long)off);
     return st;
@@ -184,17 +186,19 @@ static gas_status_t nic_word(gas_rdma_peer_t *p, enum gas_vb_opcode opc, uint64_
  * on the naturally aligned 64-bit word that holds it.  GAS_RDMA_REROUTE
  * only while nothing reached the NIC.
  */
-static gas_status_t nic_amo(gas_rdma_peer_t *p, const gas_tl_amo_t *a, uint64_t *result)
+static gas_status_t nic_amo(gas_rdma_peer_t *p, const gas_tl_amo_t *a, uint64_t *result,
+                            const char *call)
 {
     gas_status_t st;
     int posted = 0;
     if (a->width == 8 && (a->op == GAS_AMO_ADD || a->op == GAS_AMO_FETCH_ADD))
-        return nic_word(p, GAS_VB_WR_ATOMIC_FETCH_ADD, a->offset, a->operand, 0, result, &posted);
+        return nic_word(p, GAS_VB_WR_ATOMIC_FETCH_ADD, a->offset, a->operand, 0, result, &posted,
+                        call);
     if (a->width == 8 && a->op == GAS_AMO_CSWAP)
         return nic_word(p, GAS_VB_WR_ATOMIC_CMP_SWP, a->offset, a->compare, a->operand, result,
-                        &posted);
+                        &posted, call);
     uint64_t word = a->offset & ~7ull, cur;
-    if ((st = nic_word(p, GAS_VB_WR_ATOMIC_FETCH_ADD, word, 0, 0, &cur, &posted)) != GAS_OK)
+    if ((st = nic_word(p, GAS_VB_WR_ATOMIC_FETCH_ADD, word, 0, 0, &cur, &posted, call)) != GAS_OK)
         return st;
     for (;;) {
         uint64_t next = cur, seen;
@@ -204,7 +208,7 @@ static gas_status_t nic_amo(gas_rdma_peer_t *p, const gas_tl_amo_t *a, uint64_t 
             *result = old;
             return GAS_OK;
         }
-        st = nic_word(p, GAS_VB_WR_ATOMIC_CMP_SWP, word, cur, next, &seen, &posted);
+        st = nic_word(p, GAS_VB_WR_ATOMIC_CMP_SWP, word, cur, next, &seen, &posted, call);
         if (st == GAS_RDMA_REROUTE) /* the fetch ran, the swap never did: start again */
             return st;
         if (st != GAS_OK)
@@ -217,24 +221,25 @@ static gas_status_t nic_amo(gas_rdma_peer_t *p, const gas_tl_amo_t *a, uint64_t 
     }
 }
 
-gas_status_t gas_rdma_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_comp_t *comp)
+gas_status_t gas_rdma_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_comp_t *comp,
+                          const char *call)
 {
     gas_rdma_peer_t *p = (gas_rdma_peer_t *)peer;
     /* GAS_RDMA_ATOMICS=cpu: the target's CPU applies them (see docs/rdma.md). */
     int want_rc = gas_rdma_g.cfg.nic_atomics;
     for (;;) {
         int rc;
-        gas_status_t st = gas_rdma_route_enter(p, "atomic", want_rc, &rc);
+        gas_status_t st = gas_rdma_route_enter(p, call, want_rc, &rc);
         if (st != GAS_OK)
             return st;
         if (!rc) {
-            st = gas_udp_ops.amo(p->udp, a, comp);
+            st = gas_udp_ops.amo(p->udp, a, comp, call);
             gas_rdma_route_leave(p);
             return st;
         }
         uint64_t old = 0;
-        if ((st = after_writes(p, "atomic")) == GAS_OK)
-            st = nic_amo(p, a, &old);
+        if ((st = after_writes(p, call)) == GAS_OK)
+            st = nic_amo(p, a, &old, call);
         gas_rdma_route_leave(p);
         if (st == GAS_RDMA_REROUTE)
             continue;
@@ -247,7 +252,7 @@ gas_status_t gas_rdma_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_com
 /* ---- signalled puts ---- */
 
 /* Refresh how far the target consumed our descriptor slots (peer locked). */
-static gas_status_t read_consumed(gas_rdma_peer_t *p)
+static gas_status_t read_consumed(gas_rdma_peer_t *p, const char *call)
 {
     uint64_t v = 0;
     struct gas_rdma_op *op = gas_rdma_op_new(NULL);
@@ -256,20 +261,20 @@ static gas_status_t read_consumed(gas_rdma_peer_t *p)
     struct gas_rdma_req r = {.opcode = GAS_VB_WR_RDMA_READ,
                              .raddr = p->mbox_base + (uint64_t)gas_rdma_g.env.rank * 8,
                              .rkey = p->mbox_rkey, .dst = &v, .len = 8, .op = op, .signal = 1};
-    gas_status_t st = gas_rdma_post(p, &r, "put_signal", 0);
+    gas_status_t st = gas_rdma_post(p, &r, call, 0);
     gas_rdma_op_release(p, op, st);
     if (st != GAS_OK) {
         free(op);
         return st;
     }
     pthread_mutex_unlock(&p->lock);
-    st = gas_rdma_op_wait(p, op, "put_signal");
+    st = gas_rdma_op_wait(p, op, call);
     pthread_mutex_lock(&p->lock);
     if (st == GAS_OK)
         p->tx_consumed = (uint32_t)v & GAS_RDMA_SEQ_MASK;
     else if (st != GAS_ERR_TIMEOUT)
         st = atomic_load(&p->state) == RC_FALLBACK ? GAS_RDMA_REROUTE
-                                                    : gas_rdma_down_error(p, "put_signal");
+                                                    : gas_rdma_down_error(p, call);
     return st;
 }
 
@@ -279,7 +284,7 @@ static gas_status_t read_consumed(gas_rdma_peer_t *p)
  * present), which spares it an RDMA READ of our mailbox in its next quiet.
  */
 static gas_status_t post_notify(gas_rdma_peer_t *p, uint64_t sig_off, uint64_t value,
-                                gas_signal_op_t sop, struct gas_rdma_op *op)
+                                gas_signal_op_t sop, struct gas_rdma_op *op, const char *call)
 {
     const gas_tl_env_t *e = &gas_rdma_g.env;
     unsigned char d[GAS_RDMA_MBOX_SLOT_LEN] = {0};
@@ -295,7 +300,7 @@ static gas_status_t post_notify(gas_rdma_peer_t *p, uint64_t sig_off, uint64_t v
                              .raddr = (uint64_t)(uintptr_t)slot, .rkey = p->mbox_rkey, .src = d,
                              .len = 28, .imm = gas_rdma_imm_encode(seq, 1), .op = op,
                              .signal = 1, .redo = REDO_SIG};
-    gas_status_t st = gas_rdma_post(p, &r, "put_signal", 0);
+    gas_status_t st = gas_rdma_post(p, &r, call, 0);
     if (st == GAS_OK) {
         p->sig_log[seq % GAS_RDMA_MBOX_SLOTS] = (struct gas_rdma_sig){
             .off = sig_off, .value = value, .seq = seq, .op = (uint8_t)sop, .valid = 1};
@@ -312,13 +317,13 @@ static gas_status_t post_notify(gas_rdma_peer_t *p, uint64_t sig_off, uint64_t v
  */
 static gas_status_t dqplb(gas_rdma_peer_t *p, uint64_t off, const char *src, size_t n,
                           size_t *k_p, uint64_t sig_off, uint64_t value, gas_signal_op_t sop,
-                          struct gas_rdma_op *op)
+                          struct gas_rdma_op *op, const char *call)
 {
     uint32_t pieces = (uint32_t)((n - *k_p + p->stripe - 1) / p->stripe) + 1, i = 0;
     gas_status_t st = GAS_OK;
     while (st == GAS_OK &&
            gas_rdma_seq_dist(p->tx_consumed, p->tx_seq + pieces) > GAS_RDMA_MBOX_SLOTS)
-        st = read_consumed(p);
+        st = read_consumed(p, call);
     while (*k_p < n && st == GAS_OK) {
         size_t k = *k_p;
         uint32_t len = (uint32_t)(n - k < p->stripe ? n - k : p->stripe);
@@ -327,12 +332,12 @@ static gas_status_t dqplb(gas_rdma_peer_t *p, uint64_t off, const char *src, siz
                                  .src = src + k, .len = len,
                                  .imm = gas_rdma_imm_encode(p->tx_seq, 0), .op = op,
                                  .signal = ++i + p->nqp > pieces, .redo = REDO_PUT, .roff = off + k};
-        if ((st = gas_rdma_post(p, &r, "put_signal", 0)) == GAS_OK) {
+        if ((st = gas_rdma_post(p, &r, call, 0)) == GAS_OK) {
             p->tx_seq = (p->tx_seq + 1) & GAS_RDMA_SEQ_MASK;
             *k_p += len;
         }
     }
-    return st == GAS_OK ? post_notify(p, sig_off, value, sop, op) : st;
+    return st == GAS_OK ? post_notify(p, sig_off, value, sop, op, call) : st;
 }
 
 /*
@@ -343,14 +348,14 @@ static gas_status_t dqplb(gas_rdma_peer_t *p, uint64_t off, const char *src, siz
 static gas_status_t payload_then_signal(gas_rdma_peer_t *p, uint64_t off, const char *src,
                                         size_t n, size_t *k_p, uint64_t sig_off, uint64_t value,
                                         gas_signal_op_t sop, struct gas_rdma_op *op, int *sig_p,
-                                        int *cpu_p)
+                                        int *cpu_p, const char *call)
 {
     size_t done;
-    gas_status_t st = rc_xfer(p, 1, off + *k_p, (char *)src + *k_p, n - *k_p, NULL, 0,
-                              "put_signal", &done);
+    gas_status_t st = rc_xfer(p, 1, off + *k_p, (char *)src + *k_p, n - *k_p, NULL, 0, call,
+                              &done);
     *k_p += done;
     if (st == GAS_OK)
-        st = gas_rdma_drain_posted(p, "put_signal");
+        st = gas_rdma_drain_posted(p, call);
     if (st == GAS_OK && atomic_load(&p->state) != RC_READY)
         st = GAS_RDMA_REROUTE; /* the switch redoes the payload, then the signal follows */
     if (st != GAS_OK)
@@ -362,9 +367,9 @@ static gas_status_t payload_then_signal(gas_rdma_peer_t *p, uint64_t off, const 
     int posted = 0;
     if (sop == GAS_SIGNAL_ADD) {
         uint64_t old;
-        st = nic_word(p, GAS_VB_WR_ATOMIC_FETCH_ADD, sig_off, value, 0, &old, &posted);
+        st = nic_word(p, GAS_VB_WR_ATOMIC_FETCH_ADD, sig_off, value, 0, &old, &posted, call);
     } else {
-        st = rc_xfer(p, 1, sig_off, (char *)&value, 8, op, 1, "put_signal", &done);
+        st = rc_xfer(p, 1, sig_off, (char *)&value, 8, op, 1, call, &done);
         posted = done == 8;
     }
     *sig_p = st == GAS_OK || posted;
@@ -373,7 +378,7 @@ static gas_status_t payload_then_signal(gas_rdma_peer_t *p, uint64_t off, const 
 
 gas_status_t gas_rdma_put_signal(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
                                  uint64_t sig_off, uint64_t value, gas_signal_op_t sop,
-                                 gas_tl_comp_t *comp)
+                                 gas_tl_comp_t *comp, const char *call)
 {
     gas_rdma_peer_t *p = (gas_rdma_peer_t *)peer;
     const struct gas_rdma_cfg *c = &gas_rdma_g.cfg;
@@ -384,35 +389,35 @@ gas_status_t gas_rdma_put_signal(gas_tl_peer_t *peer, uint64_t off, const void *
     gas_status_t st;
     for (;;) {
         int rc;
-        if ((st = gas_rdma_route_enter(p, "put_signal", !cpu, &rc)) != GAS_OK)
+        if ((st = gas_rdma_route_enter(p, call, !cpu, &rc)) != GAS_OK)
             break;
         if (!rc) {
             udp_part_begin(op);
             gas_tl_comp_t *cc = op ? op->comp : comp;
             if (k < n) {
                 st = gas_udp_ops.put_signal(p->udp, off + k, (const char *)src + k, n - k,
-                                            sig_off, value, sop, cc);
+                                            sig_off, value, sop, cc, call);
             } else {
                 gas_tl_amo_t a = {.op = sop == GAS_SIGNAL_ADD ? GAS_AMO_ADD : GAS_AMO_SET,
                                   .width = 8, .offset = sig_off, .operand = value};
-                st = gas_udp_ops.amo(p->udp, &a, cc);
+                st = gas_udp_ops.amo(p->udp, &a, cc, call);
             }
             st = udp_part(p, op, st);
             gas_rdma_route_leave(p);
             break;
         }
-        if ((st = after_writes(p, "put_signal")) == GAS_OK && comp && op == NULL &&
+        if ((st = after_writes(p, call)) == GAS_OK && comp && op == NULL &&
             (op = gas_rdma_op_new(comp)) == NULL)
-            st = gas_rt_error(GAS_ERR_NOMEM, "put_signal", "no memory for rdma operation state");
+            st = gas_rt_error(GAS_ERR_NOMEM, call, "no memory for rdma operation state");
         if (st == GAS_OK && c->dqplb && n / p->stripe + 2 < GAS_RDMA_MBOX_SLOTS / 2) {
             pthread_mutex_lock(&p->dqplb_lock);
             pthread_mutex_lock(&p->lock);
-            st = dqplb(p, off, src, n, &k, sig_off, value, sop, op);
+            st = dqplb(p, off, src, n, &k, sig_off, value, sop, op, call);
             pthread_mutex_unlock(&p->lock);
             pthread_mutex_unlock(&p->dqplb_lock);
             sig = st == GAS_OK;
         } else if (st == GAS_OK) {
-            st = payload_then_signal(p, off, src, n, &k, sig_off, value, sop, op, &sig, &cpu);
+            st = payload_then_signal(p, off, src, n, &k, sig_off, value, sop, op, &sig, &cpu, call);
         }
         gas_rdma_route_leave(p);
         if (st != GAS_RDMA_REROUTE || sig)

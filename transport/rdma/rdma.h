@@ -273,13 +273,14 @@ gas_status_t gas_rdma_quiet_all(int fin, const char *call);
 
 /* ---- data.c ---- */
 gas_status_t gas_rdma_put(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
-                          gas_tl_comp_t *comp);
+                          gas_tl_comp_t *comp, const char *call);
 gas_status_t gas_rdma_get(gas_tl_peer_t *peer, void *dst, uint64_t off, size_t n,
-                          gas_tl_comp_t *comp);
-gas_status_t gas_rdma_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_comp_t *comp);
+                          gas_tl_comp_t *comp, const char *call);
+gas_status_t gas_rdma_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_comp_t *comp,
+                          const char *call);
 gas_status_t gas_rdma_put_signal(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
                                  uint64_t sig_off, uint64_t value, gas_signal_op_t op,
-                                 gas_tl_comp_t *comp);
+                                 gas_tl_comp_t *comp, const char *call);
 gas_status_t gas_rdma_fence(void);
 gas_status_t gas_rdma_quiet(const char *call);
 int gas_rdma_progress(void);

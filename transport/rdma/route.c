@@ -191,9 +191,9 @@ static void redo_requests(gas_rdma_peer_t *p, const char *call)
         pthread_mutex_unlock(&p->lock);
         gas_status_t st = GAS_OK;
         if (e->kind == REDO_PUT)
-            st = gas_udp_ops.put(p->udp, e->off, e->data, e->len, comp);
+            st = gas_udp_ops.put(p->udp, e->off, e->data, e->len, comp, call);
         else if (dst)
-            st = gas_udp_ops.get(p->udp, dst, e->off, e->len, comp);
+            st = gas_udp_ops.get(p->udp, dst, e->off, e->len, comp, call);
         udp_for(p, comp, st);
         atomic_fetch_sub(&p->redoing, 1);
         pthread_mutex_lock(&p->lock);
@@ -260,7 +260,7 @@ static gas_status_t redo_signals(gas_rdma_peer_t *p, const char *call)
     for (unsigned i = 0; i < n && st == GAS_OK; i++) {
         gas_tl_amo_t a = {.op = todo[i].op == GAS_SIGNAL_ADD ? GAS_AMO_ADD : GAS_AMO_SET,
                           .width = 8, .offset = todo[i].off, .operand = todo[i].value};
-        gas_status_t s = gas_udp_ops.amo(p->udp, &a, NULL);
+        gas_status_t s = gas_udp_ops.amo(p->udp, &a, NULL, call);
         if (s < 0)
             st = s;
     }

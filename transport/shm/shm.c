@@ -84,7 +84,7 @@ static gas_status_t shm_connect(int rank, const void *addr, size_t len, gas_tl_p
 }
 
 static gas_status_t shm_put(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
-                            gas_tl_comp_t *comp)
+                            gas_tl_comp_t *comp, const char *call)
 {
     struct shm_peer *p = (struct shm_peer *)peer;
     memcpy(peer->direct_base + off, src, n);
@@ -93,13 +93,14 @@ static gas_status_t shm_put(gas_tl_peer_t *peer, uint64_t off, const void *src, 
 }
 
 static gas_status_t shm_get(gas_tl_peer_t *peer, void *dst, uint64_t off, size_t n,
-                            gas_tl_comp_t *comp)
+                            gas_tl_comp_t *comp, const char *call)
 {
     memcpy(dst, peer->direct_base + off, n);
     return GAS_OK;
 }
 
-static gas_status_t shm_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_comp_t *comp)
+static gas_status_t shm_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_comp_t *comp,
+                            const char *call)
 {
     struct shm_peer *p = (struct shm_peer *)peer;
     uint64_t old = gas_tl_amo_apply(peer->direct_base + a->offset, a->op, a->width, a->operand,
@@ -113,7 +114,7 @@ static gas_status_t shm_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_c
 
 static gas_status_t shm_put_signal(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
                                    uint64_t sig_off, uint64_t value, gas_signal_op_t op,
-                                   gas_tl_comp_t *comp)
+                                   gas_tl_comp_t *comp, const char *call)
 {
     struct shm_peer *p = (struct shm_peer *)peer;
     memcpy(peer->direct_base + off, src, n);

@@ -191,25 +191,23 @@ static gas_status_t put_remote(struct gas_udp_chan *ch, uint64_t off, const unsi
         if (atomic_load_explicit(&ch->queued, memory_order_relaxed) >= c->send_queue &&
             (st = wait_room(ch, ROOM_QUEUE, 0, call)) != GAS_OK)
             goto out_abandon;
-        /* Room for the signal is kept in every piece: which is the last is
-         * known only once the room is. */
-        struct gas_udp_rec r = {.type = GAS_UDP_R_PUT, .flags = sig->on ? GAS_UDP_RF_SIGNAL : 0,
-                                .op = op, .off = off};
+        /* Every piece of a put-with-signal names the signal: the target
+         * refuses any piece whose signal word it refuses, so a bad one leaves
+         * the payload unwritten; only the FINAL piece applies it. */
+        struct gas_udp_rec r = {.type = GAS_UDP_R_PUT, .op = op, .off = off};
+        if (sig->on) {
+            r.flags = GAS_UDP_RF_SIGNAL | (sig->op == GAS_SIGNAL_ADD ? GAS_UDP_RF_SIG_ADD : 0);
+            r.a = sig->off;
+            r.b = sig->value;
+        }
         size_t k = gas_udp_chan_room(ch, gas_udp_chan_fixed(ch, &r), n);
         if (k == GAS_UDP_NOROOM) {
             st = no_room_error(call);
             goto out_abandon;
         }
         r.dlen = (uint16_t)k;
-        r.flags = 0;
-        if (k == n) {
-            r.flags = GAS_UDP_RF_FINAL;
-            if (sig->on) {
-                r.flags |= GAS_UDP_RF_SIGNAL | (sig->op == GAS_SIGNAL_ADD ? GAS_UDP_RF_SIG_ADD : 0);
-                r.a = sig->off;
-                r.b = sig->value;
-            }
-        }
+        if (k == n)
+            r.flags |= GAS_UDP_RF_FINAL;
         memcpy(gas_udp_chan_append(ch, &r), src, k);
         if (k == n) {
             gas_udp_chan_user_op(ch, comp);
@@ -232,7 +230,7 @@ out:
 }
 
 static gas_status_t udp_put(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
-                            gas_tl_comp_t *comp)
+                            gas_tl_comp_t *comp, const char *call)
 {
     if (peer->direct_base) {
         memcpy(peer->direct_base + off, src, n);
@@ -240,12 +238,12 @@ static gas_status_t udp_put(gas_tl_peer_t *peer, uint64_t off, const void *src, 
         return GAS_OK;
     }
     struct sig none = {0};
-    return put_remote((struct gas_udp_chan *)peer, off, src, n, &none, comp, "put");
+    return put_remote((struct gas_udp_chan *)peer, off, src, n, &none, comp, call);
 }
 
 static gas_status_t udp_put_signal(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
                                    uint64_t sig_off, uint64_t value, gas_signal_op_t op,
-                                   gas_tl_comp_t *comp)
+                                   gas_tl_comp_t *comp, const char *call)
 {
     if (peer->direct_base) {
         memcpy(peer->direct_base + off, src, n);
@@ -255,13 +253,13 @@ static gas_status_t udp_put_signal(gas_tl_peer_t *peer, uint64_t off, const void
         return GAS_OK;
     }
     struct sig s = {1, sig_off, value, op};
-    return put_remote((struct gas_udp_chan *)peer, off, src, n, &s, comp, "put_signal");
+    return put_remote((struct gas_udp_chan *)peer, off, src, n, &s, comp, call);
 }
 
 /* ---- get ---- */
 
 static gas_status_t udp_get(gas_tl_peer_t *peer, void *dst, uint64_t off, size_t n,
-                            gas_tl_comp_t *comp)
+                            gas_tl_comp_t *comp, const char *call)
 {
     if (peer->direct_base) {
         memcpy(dst, peer->direct_base + off, n);
@@ -271,15 +269,15 @@ static gas_status_t udp_get(gas_tl_peer_t *peer, void *dst, uint64_t off, size_t
     uint32_t op = 0;
     uint64_t k = 0;
     pthread_mutex_lock(&ch->lock);
-    gas_status_t st = atomic_load(&ch->dead) ? dead_error(ch, "get")
-                                             : op_alloc(ch, OP_GET, comp, dst, n, "get", &op);
+    gas_status_t st = atomic_load(&ch->dead) ? dead_error(ch, call)
+                                             : op_alloc(ch, OP_GET, comp, dst, n, call, &op);
     while (st == GAS_OK && k < n) {
         uint64_t piece = n - k < GAS_UDP_GET_MAX ? n - k : GAS_UDP_GET_MAX;
         if (ch->get_bytes && ch->get_bytes + piece > ch->get_limit &&
-            (st = wait_room(ch, ROOM_GETS, piece, "get")) != GAS_OK)
+            (st = wait_room(ch, ROOM_GETS, piece, call)) != GAS_OK)
             break;
         if (gas_udp_chan_room(ch, gas_udp_rec_fixed(GAS_UDP_R_GET, 0), 0) == GAS_UDP_NOROOM) {
-            st = no_room_error("get");
+            st = no_room_error(call);
             break;
         }
         struct gas_udp_rec r = {.type = GAS_UDP_R_GET, .op = op, .off = off + k, .a = piece,
@@ -301,7 +299,8 @@ static gas_status_t udp_get(gas_tl_peer_t *peer, void *dst, uint64_t off, size_t
 
 /* ---- atomics ---- */
 
-static gas_status_t udp_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_comp_t *comp)
+static gas_status_t udp_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_comp_t *comp,
+                            const char *call)
 {
     int fetch = gas_amo_fetches(a->op);
     if (peer->direct_base) {
@@ -318,12 +317,12 @@ static gas_status_t udp_amo(gas_tl_peer_t *peer, const gas_tl_amo_t *a, gas_tl_c
     pthread_mutex_lock(&ch->lock);
     gas_status_t st = GAS_OK;
     if (atomic_load(&ch->dead))
-        st = dead_error(ch, "atomic");
+        st = dead_error(ch, call);
     else if (fetch || comp)
-        st = op_alloc(ch, OP_AMO, comp, fetch ? a->result : NULL, 0, "atomic", &op);
+        st = op_alloc(ch, OP_AMO, comp, fetch ? a->result : NULL, 0, call, &op);
     if (st == GAS_OK &&
         gas_udp_chan_room(ch, gas_udp_rec_fixed(GAS_UDP_R_AMO, 0), 0) == GAS_UDP_NOROOM)
-        st = no_room_error("atomic");
+        st = no_room_error(call);
     if (st == GAS_OK) {
         struct gas_udp_rec r = {.type = GAS_UDP_R_AMO, .op = op, .off = a->offset,
                                 .a = a->operand, .b = a->compare, .amo_op = (uint8_t)a->op,

@@ -78,6 +78,12 @@ static int in_gap(uint64_t off, uint64_t len)
     return len > 0 && top != 0 && top < floor && off < floor && off + len > top;
 }
 
+/*
+ * A PUT piece: checked, then written.  With SIGNAL every piece names the
+ * signal word and is refused whole when the word is (so a put-with-signal
+ * whose signal is refused writes none of its payload); the FINAL piece then
+ * applies the signal after its data.
+ */
 static void target_put(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
 {
     const gas_tl_env_t *e = &gas_udp_g.env;
@@ -88,12 +94,12 @@ static void target_put(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
         return;
     }
     if (sig && (!gas_udp_word_ok(r->a, 8, GAS_AL_HEADER_BYTES, e->seg_size) || in_gap(r->a, 8))) {
-        refuse(ch, r, GAS_ERR_BOUNDS, r->a, 8, "signal");
+        refuse(ch, r, r->a % 8 ? GAS_ERR_ALIGN : GAS_ERR_BOUNDS, r->a, 8, "signal");
         return;
     }
     memcpy(e->seg_base + r->off, r->data, r->dlen);
     gas_udp_ring_own(r->off, r->dlen);
-    if (sig) {
+    if (sig && (r->flags & GAS_UDP_RF_FINAL)) {
         gas_tl_signal_apply(e->seg_base + r->a, r->b,
                             r->flags & GAS_UDP_RF_SIG_ADD ? GAS_SIGNAL_ADD : GAS_SIGNAL_SET);
         gas_udp_ring_own(r->a, 8);

@@ -1,5 +1,5 @@
 /*
- * wire.h - the udp transport's datagram format, version 2 (docs/udp-wire.md).
+ * wire.h - the udp transport's datagram format, version 3 (docs/udp-wire.md).
  *
  * A datagram is a 32-byte header and zero or more records; integers are
  * little-endian.  The header carries the job key, the source rank, this
@@ -13,7 +13,7 @@
  * declared the receiver dead, and seq, ack and cack are 0.
  *
  *   off size header field
- *     0   1  version    2
+ *     0   1  version    3
  *     1   1  flags      NOSEQ 1, ACKREQ 2 (acknowledge at once), RETX 4, DEAD 8 (NOSEQ only)
  *     2   2  dsack      0, or d: number ack - d arrived twice (a retransmission
  *                       that was not needed: the sender's timeout was spurious)
@@ -39,7 +39,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define GAS_UDP_VERSION 2
+#define GAS_UDP_VERSION 3   /* 3: every piece of a put-with-signal names the signal */
 #define GAS_UDP_HDR_LEN 32           /* numbered datagrams: records follow */
 #define GAS_UDP_ACK_LEN 40           /* a standalone acknowledgement (NOSEQ) */
 #define GAS_UDP_REC_LEN 16
@@ -70,7 +70,8 @@ enum gas_udp_rec_type {
 
 enum {
     GAS_UDP_RF_FINAL = 1,   /* last record of its operation: answer DONE/ERR if op != 0 */
-    GAS_UDP_RF_SIGNAL = 2,  /* PUT: a signal update follows the data */
+    GAS_UDP_RF_SIGNAL = 2,  /* PUT: names a signal word, checked on every piece, applied
+                             * after the data of the FINAL one */
     GAS_UDP_RF_SIG_ADD = 4  /* PUT: the signal is added, else set */
 };
 
