@@ -328,12 +328,10 @@ static gas_status_t prefault_block(const char *call, uint64_t off, uint64_t len)
                         (unsigned long long)first_bad, a);
 }
 
-static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem,
-                                  gas_dist_t dist, uint64_t block_elems, gas_ptr_t *array_p)
+static gas_status_t malloc_in(const char *call, uint64_t nelems, size_t elem, gas_dist_t dist,
+                              uint64_t block_elems, gas_ptr_t *array_p)
 {
-    gas_status_t st = gas_gs_check(call);
-    if (st != GAS_OK)
-        return st;
+    gas_status_t st;
     gas_layout_t l;
     const char *why = "";
     gas_status_t planned = gas_gs_plan((uint64_t)gas_gs.nranks, gas_gs.seg_min, nelems, elem, dist,
@@ -387,6 +385,19 @@ static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem
     return GAS_OK;
 }
 
+/* gas_malloc and gas_malloc_dist: a collective call on the world team (gas_co_call_enter). */
+static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem,
+                                  gas_dist_t dist, uint64_t block_elems, gas_ptr_t *array_p)
+{
+    gas_status_t st = gas_gs_check(call);
+    if (st == GAS_OK)
+        st = gas_co_call_enter(call, gas_team_world_);
+    if (st != GAS_OK)
+        return st;
+    return gas_co_call_leave(gas_team_world_,
+                             malloc_in(call, nelems, elem, dist, block_elems, array_p));
+}
+
 GAS_EXPORT gas_status_t gas_malloc(size_t nbytes, gas_ptr_t *array_p)
 {
     return malloc_common("gas_malloc", nbytes, 1, GAS_DIST_BLOCK, 0, array_p);
@@ -398,11 +409,9 @@ GAS_EXPORT gas_status_t gas_malloc_dist(uint64_t nelems, size_t elem_size, gas_d
     return malloc_common("gas_malloc_dist", nelems, elem_size, dist, block_elems, array_p);
 }
 
-GAS_EXPORT gas_status_t gas_free(gas_ptr_t array)
+static gas_status_t free_in(gas_ptr_t array)
 {
-    gas_status_t st = gas_gs_check("gas_free");
-    if (st != GAS_OK)
-        return st;
+    gas_status_t st;
     int differ = 0;
     st = gas_gs_barrier_call("gas_free", GAS_GS_CALL_FREE, mix(0x6761735f66726565ull, array), &differ);
     if (st != GAS_OK)
@@ -426,6 +435,14 @@ GAS_EXPORT gas_status_t gas_free(gas_ptr_t array)
     gas_gs.nallocs--;
     heap_shrink();
     return GAS_OK;
+}
+
+GAS_EXPORT gas_status_t gas_free(gas_ptr_t array)
+{
+    gas_status_t st = gas_gs_check("gas_free");
+    if (st == GAS_OK)
+        st = gas_co_call_enter("gas_free", gas_team_world_);
+    return st != GAS_OK ? st : gas_co_call_leave(gas_team_world_, free_in(array));
 }
 
 GAS_EXPORT gas_status_t gas_layout(gas_ptr_t p, gas_layout_t *layout_p)

@@ -240,5 +240,32 @@ gas_status_t gas_co_start_nodes(int *cpu_sharers_p);
 void gas_co_stop(void);
 /* At gas_finalize, after its barrier: gas_co_chan_leftover on every live team (the first error). */
 gas_status_t gas_co_check_ends(const char *call);
+/*
+ * A collective call on team t begins on this thread (gas_barrier,
+ * gas_malloc, gas_malloc_dist and gas_free are calls on the world team):
+ * GAS_OK, the team check's error, or GAS_ERR_INVALID when another thread
+ * of this rank is inside a collective call on t (gas.h allows one thread
+ * per rank; two at once would interleave their calls' messages and give
+ * wrong results).  After an error nothing was done and the call must
+ * return it without gas_co_call_leave.  One uncontended atomic exchange.
+ */
+gas_status_t gas_co_call_enter(const char *call, gas_team_t t);
+/* The end of a call that entered t: releases it, returns st. */
+gas_status_t gas_co_call_leave(gas_team_t t, gas_status_t st);
+/*
+ * gas_finalize against collectives: GAS_ERR_INVALID (raised for call) when a
+ * member of a live team waits in, or failed in, a collective on it that
+ * this rank never made (its call number is this rank's next one or later):
+ * this rank's finalize stands in for that call (it counts as failed here,
+ * and the members get a failure note saying gas_finalize, so those waiting
+ * in it fail too).  Else GAS_OK.  Reads the wait notes in this rank's slots.
+ */
+gas_status_t gas_co_finalize_check(const char *call);
+/*
+ * gas_finalize has waited long in its barrier: tell every member of every
+ * live team (a wait note), so that one waiting in a collective meanwhile
+ * reports the mismatch; left = 1 when it returned without finalizing.
+ */
+void gas_co_finalize_note(int left);
 
 #endif

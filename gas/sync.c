@@ -55,21 +55,44 @@ GAS_EXPORT gas_status_t gas_quiet(void)
     return st;
 }
 
+/* gas_finalize's barrier against members in collectives (gas_co_finalize_check). */
+struct finalize_watch {
+    const char *call;
+    uint64_t check_at;  /* when to look at the members' wait notes next */
+    int noted;          /* this rank's finalize notes went out */
+    gas_status_t st;    /* a mismatch found */
+};
+
 struct round_wait {
     const uint64_t *count;
     uint64_t epoch;
     int from;         /* the rank whose signal it is */
     int lost;         /* the rank given up on that ended the wait, or -1 */
     uint64_t probe_at; /* when to probe `from` next (gas_tl_probe) */
+    struct finalize_watch *fin;   /* gas_finalize's barrier, else NULL */
 };
 
-/* The round's signal came, or a rank was given up on (then it never may).
- * Waiting long, it probes the sender, so that a silent one is given up on. */
+/*
+ * The round's signal came, or a rank was given up on (then it never may).
+ * Waiting long, it probes the sender, so that a silent one is given up on.
+ * In gas_finalize's barrier, once it has waited GAS_TL_PROBE_AFTER_NS, every
+ * member of every team is told (a wait note), and a member that waits in a
+ * collective this rank never made ends the wait (fin->st).
+ */
 static int round_arrived(void *arg)
 {
     struct round_wait *w = arg;
     if (__atomic_load_n(w->count, __ATOMIC_ACQUIRE) >= w->epoch)
         return 1;
+    struct finalize_watch *f = w->fin;
+    if (f && gas_tl_probe_due(&f->check_at)) {
+        if (!f->noted) {
+            f->noted = 1;
+            gas_co_finalize_note(0);
+        }
+        if ((f->st = gas_co_finalize_check(f->call)) != GAS_OK)
+            return 1;
+    }
     w->lost = gas_tl_signal_missing(&w->probe_at, w->from, NULL, gas_gs.nranks);
     return w->lost >= 0;
 }
@@ -104,21 +127,22 @@ static gas_status_t send_round(const char *call, int to, int k, int parity, cons
     return st < 0 ? st : GAS_OK;
 }
 
-static gas_status_t barrier_minmax(const char *call, uint64_t value, uint64_t *min_p,
-                                   uint64_t *max_p);
+static gas_status_t barrier_rounds(const char *call, uint64_t value, struct finalize_watch *fin,
+                                   uint64_t *min_p, uint64_t *max_p);
 
-/* The quiet and every round's wait within one GAS_TIMEOUT (a retry resumes the rounds). */
-gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *min_p,
-                                   uint64_t *max_p)
+/* gas_gs_barrier_minmax; fin: gas_finalize's barrier (else NULL).  The quiet
+ * and every round's wait within one GAS_TIMEOUT (a retry resumes the rounds). */
+static gas_status_t barrier_minmax(const char *call, uint64_t value, struct finalize_watch *fin,
+                                   uint64_t *min_p, uint64_t *max_p)
 {
     int began = gas_rt_call_begin();
-    gas_status_t st = barrier_minmax(call, value, min_p, max_p);
+    gas_status_t st = barrier_rounds(call, value, fin, min_p, max_p);
     gas_rt_call_end(began);
     return st;
 }
 
-static gas_status_t barrier_minmax(const char *call, uint64_t value, uint64_t *min_p,
-                                   uint64_t *max_p)
+static gas_status_t barrier_rounds(const char *call, uint64_t value, struct finalize_watch *fin,
+                                   uint64_t *min_p, uint64_t *max_p)
 {
     gas_status_t st = gas_tl_quiet_all(call);
     if (st != GAS_OK)
@@ -145,11 +169,13 @@ static gas_status_t barrier_minmax(const char *call, uint64_t value, uint64_t *m
         int to = (me + dist) % P, from = (me - dist % P + P) % P;
         if (!(resume && k == first_round) && (st = send_round(call, to, k, parity, mm)) != GAS_OK)
             return st;
-        struct round_wait w = {&area->count[k], e, from, -1, 0};
+        struct round_wait w = {&area->count[k], e, from, -1, 0, fin};
         char what[96];
         snprintf(what, sizeof what, "round %d of barrier %llu (a signal from rank %d)", k,
                  (unsigned long long)e, from);
         st = gas_rt_wait(round_arrived, &w, w.count, call, what);
+        if (st == GAS_OK && fin && fin->st != GAS_OK)
+            st = fin->st;
         if (st == GAS_OK && w.lost >= 0)
             st = gas_gs_lost_error(call, w.lost, "the barrier cannot complete");
         if (st != GAS_OK) {
@@ -171,6 +197,31 @@ static gas_status_t barrier_minmax(const char *call, uint64_t value, uint64_t *m
     if (max_p)
         *max_p = mm[1];
     return GAS_OK;
+}
+
+gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *min_p,
+                                   uint64_t *max_p)
+{
+    return barrier_minmax(call, value, NULL, min_p, max_p);
+}
+
+/*
+ * gas_finalize's barrier: a member in a collective this rank never made
+ * fails it at once (before anything is sent) or while it waits, instead of
+ * both waiting for each other until GAS_TIMEOUT (for ever by default).  A
+ * finalize that returns unfinalized after its notes went out says so, so
+ * members do not take the old note for a wait.
+ */
+static gas_status_t finalize_barrier(const char *call, uint64_t value, uint64_t *min_p,
+                                     uint64_t *max_p)
+{
+    struct finalize_watch fin = {.call = call};
+    gas_status_t st = gas_co_finalize_check(call);
+    if (st == GAS_OK)
+        st = barrier_minmax(call, value, &fin, min_p, max_p);
+    if (st != GAS_OK && fin.noted)
+        gas_co_finalize_note(1);
+    return st;
 }
 
 /* The kind in the top byte, so that min and max tell which calls met. */
@@ -196,7 +247,8 @@ gas_status_t gas_gs_barrier_call(const char *call, enum gas_gs_call_kind kind, u
                                  int *args_differ_p)
 {
     uint64_t id = (uint64_t)kind << 56 | (args & CALL_ARGS_MASK), mn = 0, mx = 0;
-    gas_status_t st = gas_gs_barrier_minmax(call, id, &mn, &mx);
+    gas_status_t st = kind == GAS_GS_CALL_FINALIZE ? finalize_barrier(call, id, &mn, &mx)
+                                                   : barrier_minmax(call, id, NULL, &mn, &mx);
     if (st != GAS_OK)
         return st;
     if (args_differ_p)
@@ -213,5 +265,10 @@ gas_status_t gas_gs_barrier_call(const char *call, enum gas_gs_call_kind kind, u
 GAS_EXPORT gas_status_t gas_barrier(void)
 {
     gas_status_t st = gas_gs_check("gas_barrier");
-    return st != GAS_OK ? st : gas_gs_barrier_call("gas_barrier", GAS_GS_CALL_BARRIER, 0, NULL);
+    if (st == GAS_OK)
+        st = gas_co_call_enter("gas_barrier", gas_team_world_);
+    if (st != GAS_OK)
+        return st;
+    return gas_co_call_leave(gas_team_world_,
+                             gas_gs_barrier_call("gas_barrier", GAS_GS_CALL_BARRIER, 0, NULL));
 }

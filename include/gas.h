@@ -40,7 +40,12 @@
  * gas_malloc, gas_malloc_dist, gas_free, gas_barrier, teams and collectives)
  * must be called by one thread per rank,
  * in the same order on all ranks, and the allocation calls must not run while
- * another thread of the same rank is inside an RMA or atomic call.
+ * another thread of the same rank is inside an RMA or atomic call.  A
+ * collective call on a team made while another thread of the same rank is
+ * inside one on that team (from entry to return; for an _nb call, its start)
+ * fails with GAS_ERR_INVALID saying so and does nothing (it is not counted
+ * as the team's next call); gas_barrier, gas_malloc, gas_malloc_dist and
+ * gas_free count as calls on GAS_TEAM_WORLD.
  * gas_alloc, gas_dealloc and gas_memory_stats may be called from any thread
  * at any time between gas_init and gas_finalize.
  *
@@ -162,8 +167,19 @@ GAS_EXPORT gas_status_t gas_init(void);
  * where another rank called one of the others at the same point, every rank
  * gets GAS_ERR_INVALID naming the other call, nothing is done (this rank
  * stays initialised), and the job may go on.  Collectives on teams (even
- * GAS_TEAM_WORLD) run apart from that barrier and are not matched with these
- * calls: a rank in one while another is in gas_finalize waits (GAS_TIMEOUT).
+ * GAS_TEAM_WORLD) run apart from that barrier, but a member waiting in a
+ * collective that this rank never made (numbered with this rank's next call
+ * on that team or later) while this rank is in gas_finalize is a mismatch
+ * too, found by the wait notes (docs/collectives.md) within about 0.2 s:
+ * this gas_finalize returns GAS_ERR_INVALID naming the member and its
+ * collective and leaves this rank initialised (it stands in for that call:
+ * the call counts as failed here, and the members waiting in it fail with
+ * GAS_ERR_INVALID naming gas_finalize), or, where that member already gave
+ * up and finalized too, it finalizes and returns GAS_ERR_INVALID reporting
+ * the mismatch found at the team's end.  Either way no rank waits until
+ * GAS_TIMEOUT (for ever by default); call gas_finalize again to leave.
+ * (gas_barrier, gas_malloc and gas_free against a team collective still
+ * wait, GAS_TIMEOUT.)
  */
 GAS_EXPORT gas_status_t gas_finalize(void);
 

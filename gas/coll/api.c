@@ -1,6 +1,8 @@
 /*
  * api.c - the public collective calls: check the arguments (before anything
- * is sent), pick the algorithm, build its schedule and run it.
+ * is sent), pick the algorithm, build its schedule and run it.  Each public
+ * call holds its team (gas_co_call_enter) from entry to return, so a second
+ * thread's call on the same team fails instead of interleaving with it.
  */
 #include "coll.h"
 
@@ -130,13 +132,19 @@ static gas_status_t launch(struct call *c, gas_handle_t *handle_p)
 
 /* ------------------------------------------------------------------------ */
 
-static gas_status_t barrier(const char *name, gas_team_t team, int nb, gas_handle_t *handle_p)
+static gas_status_t barrier_in(const char *name, gas_team_t team, int nb, gas_handle_t *handle_p)
 {
     struct call c = {.name = name, .team = team, .coll = GAS_COLL_BARRIER, .type = GAS_UINT8,
                      .root = -1, .nb = nb};
-    handle_clear(handle_p);
     gas_status_t st = check_common(&c);
     return st != GAS_OK ? st : launch(&c, handle_p);
+}
+
+static gas_status_t barrier(const char *name, gas_team_t team, int nb, gas_handle_t *handle_p)
+{
+    handle_clear(handle_p); /* before any check: a failed call leaves GAS_HANDLE_NULL */
+    gas_status_t st = gas_co_call_enter(name, team);
+    return st != GAS_OK ? st : gas_co_call_leave(team, barrier_in(name, team, nb, handle_p));
 }
 
 GAS_EXPORT gas_status_t gas_team_barrier(gas_team_t team)
@@ -149,12 +157,11 @@ GAS_EXPORT gas_status_t gas_team_barrier_nb(gas_team_t team, gas_handle_t *handl
     return barrier("gas_team_barrier_nb", team, 1, handle_p);
 }
 
-static gas_status_t broadcast(const char *name, gas_team_t team, void *buf, size_t count,
-                              gas_dtype_t type, int root, int nb, gas_handle_t *handle_p)
+static gas_status_t broadcast_in(const char *name, gas_team_t team, void *buf, size_t count,
+                                 gas_dtype_t type, int root, int nb, gas_handle_t *handle_p)
 {
     struct call c = {.name = name, .team = team, .coll = GAS_COLL_BROADCAST, .type = type,
                      .rooted = 1, .root = root, .hashcount = count, .nb = nb};
-    handle_clear(handle_p);
     gas_status_t st = check_common(&c);
     if (st == GAS_OK)
         st = bytes_of(&c, count, 1, &c.bytes);
@@ -166,6 +173,16 @@ static gas_status_t broadcast(const char *name, gas_team_t team, void *buf, size
     c.a.src = buf;
     c.a.count = count;
     return launch(&c, handle_p);
+}
+
+static gas_status_t broadcast(const char *name, gas_team_t team, void *buf, size_t count,
+                              gas_dtype_t type, int root, int nb, gas_handle_t *handle_p)
+{
+    handle_clear(handle_p); /* before any check: a failed call leaves GAS_HANDLE_NULL */
+    gas_status_t st = gas_co_call_enter(name, team);
+    return st != GAS_OK ? st
+                        : gas_co_call_leave(team, broadcast_in(name, team, buf, count, type, root,
+                                                               nb, handle_p));
 }
 
 GAS_EXPORT gas_status_t gas_broadcast(gas_team_t team, void *buf, size_t count, gas_dtype_t type,
@@ -180,14 +197,13 @@ GAS_EXPORT gas_status_t gas_broadcast_nb(gas_team_t team, void *buf, size_t coun
     return broadcast("gas_broadcast_nb", team, buf, count, type, root, 1, handle_p);
 }
 
-static gas_status_t reduction(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
-                              const void *src, size_t count, gas_dtype_t type, gas_redop_t op,
-                              int root, int nb, gas_handle_t *handle_p)
+static gas_status_t reduction_in(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
+                                 const void *src, size_t count, gas_dtype_t type, gas_redop_t op,
+                                 int root, int nb, gas_handle_t *handle_p)
 {
     struct call c = {.name = name, .team = team, .coll = coll, .type = type, .op = op,
                      .reduces = 1, .rooted = coll == GAS_COLL_REDUCE, .root = root,
                      .hashcount = count, .nb = nb};
-    handle_clear(handle_p);
     gas_status_t st = check_common(&c);
     if (st == GAS_OK)
         st = bytes_of(&c, count, 1, &c.bytes);
@@ -207,6 +223,17 @@ static gas_status_t reduction(const char *name, gas_coll_t coll, gas_team_t team
     c.a.src = src;
     c.a.count = count;
     return launch(&c, handle_p);
+}
+
+static gas_status_t reduction(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
+                              const void *src, size_t count, gas_dtype_t type, gas_redop_t op,
+                              int root, int nb, gas_handle_t *handle_p)
+{
+    handle_clear(handle_p); /* before any check: a failed call leaves GAS_HANDLE_NULL */
+    gas_status_t st = gas_co_call_enter(name, team);
+    return st != GAS_OK ? st
+                        : gas_co_call_leave(team, reduction_in(name, coll, team, dst, src, count,
+                                                               type, op, root, nb, handle_p));
 }
 
 GAS_EXPORT gas_status_t gas_reduce(gas_team_t team, void *dst, const void *src, size_t count,
@@ -231,8 +258,8 @@ GAS_EXPORT gas_status_t gas_allreduce_nb(gas_team_t team, void *dst, const void 
                      1, handle_p);
 }
 
-GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const void *src,
-                                           size_t count, gas_dtype_t type, gas_redop_t op)
+static gas_status_t reduce_scatter_in(gas_team_t team, void *dst, const void *src,
+                                      size_t count, gas_dtype_t type, gas_redop_t op)
 {
     struct call c = {.name = "gas_reduce_scatter", .team = team, .coll = GAS_COLL_REDUCE_SCATTER,
                      .type = type, .op = op, .reduces = 1, .root = -1, .hashcount = count};
@@ -249,9 +276,19 @@ GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const voi
     return launch(&c, NULL);
 }
 
+GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const void *src,
+                                           size_t count, gas_dtype_t type, gas_redop_t op)
+{
+    gas_status_t st = gas_co_call_enter("gas_reduce_scatter", team);
+    return st != GAS_OK ? st
+                        : gas_co_call_leave(team, reduce_scatter_in(team, dst, src, count, type,
+                                                                    op));
+}
+
 /* allgather, gather (root >= 0), alltoall, scatter: blocks of count elements. */
-static gas_status_t blocked(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
-                            const void *src, size_t count, gas_dtype_t type, int rooted, int root)
+static gas_status_t blocked_in(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
+                               const void *src, size_t count, gas_dtype_t type, int rooted,
+                               int root)
 {
     struct call c = {.name = name, .team = team, .coll = coll, .type = type, .rooted = rooted,
                      .root = rooted ? root : -1, .hashcount = count};
@@ -294,6 +331,15 @@ static gas_status_t blocked(const char *name, gas_coll_t coll, gas_team_t team, 
         return gas_co_run(s);
     }
     return launch(&c, NULL);
+}
+
+static gas_status_t blocked(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
+                            const void *src, size_t count, gas_dtype_t type, int rooted, int root)
+{
+    gas_status_t st = gas_co_call_enter(name, team);
+    return st != GAS_OK ? st
+                        : gas_co_call_leave(team, blocked_in(name, coll, team, dst, src, count,
+                                                             type, rooted, root));
 }
 
 GAS_EXPORT gas_status_t gas_allgather(gas_team_t team, void *dst, const void *src, size_t count,
@@ -350,9 +396,8 @@ static gas_status_t vector(struct call *c, const size_t *counts, const size_t *d
     return GAS_OK;
 }
 
-GAS_EXPORT gas_status_t gas_allgatherv(gas_team_t team, void *dst, const void *src,
-                                       const size_t *counts, const size_t *displs,
-                                       gas_dtype_t type)
+static gas_status_t allgatherv_in(gas_team_t team, void *dst, const void *src,
+                                  const size_t *counts, const size_t *displs, gas_dtype_t type)
 {
     struct call c = {.name = "gas_allgatherv", .team = team, .coll = GAS_COLL_ALLGATHERV,
                      .type = type, .root = -1};
@@ -392,10 +437,20 @@ GAS_EXPORT gas_status_t gas_allgatherv(gas_team_t team, void *dst, const void *s
     return gas_co_run(s);
 }
 
-GAS_EXPORT gas_status_t gas_alltoallv(gas_team_t team, void *dst, const size_t *dst_counts,
-                                      const size_t *dst_displs, const void *src,
-                                      const size_t *src_counts, const size_t *src_displs,
-                                      gas_dtype_t type)
+GAS_EXPORT gas_status_t gas_allgatherv(gas_team_t team, void *dst, const void *src,
+                                       const size_t *counts, const size_t *displs,
+                                       gas_dtype_t type)
+{
+    gas_status_t st = gas_co_call_enter("gas_allgatherv", team);
+    return st != GAS_OK ? st
+                        : gas_co_call_leave(team, allgatherv_in(team, dst, src, counts, displs,
+                                                                type));
+}
+
+static gas_status_t alltoallv_in(gas_team_t team, void *dst, const size_t *dst_counts,
+                                 const size_t *dst_displs, const void *src,
+                                 const size_t *src_counts, const size_t *src_displs,
+                                 gas_dtype_t type)
 {
     struct call c = {.name = "gas_alltoallv", .team = team, .coll = GAS_COLL_ALLTOALLV,
                      .type = type, .root = -1};
@@ -425,6 +480,18 @@ GAS_EXPORT gas_status_t gas_alltoallv(gas_team_t team, void *dst, const size_t *
     struct gas_co_grp g = {.n = team->size, .me = team->rank, .map = NULL};
     gas_co_builder(c.coll, alg)(s, &g, &c.a);
     return gas_co_run(s);
+}
+
+GAS_EXPORT gas_status_t gas_alltoallv(gas_team_t team, void *dst, const size_t *dst_counts,
+                                      const size_t *dst_displs, const void *src,
+                                      const size_t *src_counts, const size_t *src_displs,
+                                      gas_dtype_t type)
+{
+    gas_status_t st = gas_co_call_enter("gas_alltoallv", team);
+    return st != GAS_OK ? st
+                        : gas_co_call_leave(team, alltoallv_in(team, dst, dst_counts, dst_displs,
+                                                               src, src_counts, src_displs,
+                                                               type));
 }
 
 /* For team creation: an allgather of `bytes` bytes per rank. */

@@ -88,6 +88,10 @@ static void describe(char *buf, size_t cap, uint32_t seq, int coll, int alg, int
         snprintf(buf, cap, "gas_team_destroy (as the team's call #%u)", seq);
         return;
     }
+    if (coll == GAS_CO_FINALIZE) {
+        snprintf(buf, cap, "gas_finalize (where the team's call #%u would be)", seq);
+        return;
+    }
     const char *c = gas_coll_name((gas_coll_t)coll);
     const char *a = gas_co_alg_name((gas_coll_t)coll, alg);
     snprintf(buf, cap, "collective #%u, gas_%s (%s, %s%s%s)", seq, c ? c : "?", a ? a : "?",
@@ -434,6 +438,13 @@ gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
             continue;
         char theirs[160];
         describe(theirs, sizeof theirs, n.seq, n.coll, n.alg, n.type, n.op);
+        if ((int32_t)(n.seq - t->seq) >= 0)   /* a call this rank never made */
+            return gas_rt_error(GAS_ERR_INVALID, call,
+                                "collective mismatch on a team of %d found at its end: rank %d "
+                                "made its %s, which failed there (%s), and this rank never made "
+                                "it; every member must call the same collectives in the same "
+                                "order", t->size, t->world[p], theirs,
+                                gas_strerror((gas_status_t)n.status));
         return gas_rt_error(GAS_ERR_INVALID, call,
                             "rank %d's part of its %s on a team of %d failed (%s; that rank "
                             "reported the cause) while this rank's call completed, so this "
@@ -481,10 +492,12 @@ static void note_failed_all(gas_team_t t, struct gas_co_note *n, const char *cal
 void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_t status,
                     const char *call)
 {
+    gas_co_team_lock(t);   /* the executor also writes the failure state */
     struct gas_co_note n = {.seq = t->seq++, .coll = (uint8_t)coll, .type = (uint8_t)type,
                             .status = status, .refused = 1};
     gas_co_chan_failed(t, n.seq);
     note_failed_all(t, &n, call);
+    gas_co_team_unlock(t);
 }
 
 /* s's call as a note (check not set). */
@@ -551,7 +564,9 @@ static gas_status_t relayed_failure(const struct gas_co_sched *s, int p,
         how = " after waiting GAS_TIMEOUT for the other members";
     }
     char name[48] = "";
-    const char *c = n->coll == GAS_CO_DESTROY ? "team_destroy" : gas_coll_name((gas_coll_t)n->coll);
+    const char *c = n->coll == GAS_CO_DESTROY    ? "team_destroy"
+                    : n->coll == GAS_CO_FINALIZE ? "finalize"
+                                                 : gas_coll_name((gas_coll_t)n->coll);
     if (n->seq == s->call.seq)   /* (a note covering s by its span names a later call) */
         snprintf(name, sizeof name, " (gas_%s)", c ? c : "?");
     return gas_rt_error((gas_status_t)n->status, s->callname,
@@ -569,9 +584,10 @@ int gas_co_chan_check_notes(struct gas_co_sched *s)
         struct gas_co_note n;
         if (!read_note(t, i, &n))
             continue;   /* empty or torn */
-        if (i % 2 == 0 && n.coll == GAS_CO_DESTROY) {
-            /* A member in gas_team_destroy numbered with this call or an earlier one
-             * (this rank made calls it did not): it waits for this rank there. */
+        if (i % 2 == 0 && (n.coll == GAS_CO_DESTROY || n.coll == GAS_CO_FINALIZE)) {
+            /* A member in gas_team_destroy or gas_finalize numbered with this call
+             * or an earlier one (this rank made calls it did not): it waits for
+             * this rank there. */
             if (n.refused == GAS_CO_LEFT || (int32_t)(s->call.seq - n.seq) < 0)
                 continue;
             struct gas_co_hdr h = {.seq = n.seq, .coll = n.coll};
@@ -643,4 +659,80 @@ int gas_co_chan_probe(struct gas_co_sched *s)
         return 1;
     }
     return 0;
+}
+
+/* Member p's note n (wait or failure) names a collective on t that this rank never made. */
+static int ahead_of_me(const gas_team_t t, const struct gas_co_note *n, int failure)
+{
+    if (n->coll >= GAS_COLL_COUNT || (failure ? n->status == GAS_OK : n->status != GAS_OK))
+        return 0;   /* a destroy or finalize note, or a wait note's stale kind */
+    return (int32_t)(n->seq - t->seq) >= 0;
+}
+
+/*
+ * This rank's gas_finalize stands in for t's calls t->seq .. last, which
+ * members made and this rank never will: they count as failed here, and a
+ * failure note (gas_finalize, spanning them all) tells the members, so those
+ * still waiting in them fail instead of waiting for this rank.
+ */
+static void finalize_stands_in(gas_team_t t, uint32_t last, const char *call)
+{
+    gas_co_team_lock(t);   /* the executor also writes the failure state */
+    uint32_t span = last - t->seq;
+    struct gas_co_note f = {.seq = last, .coll = GAS_CO_FINALIZE, .status = GAS_ERR_INVALID,
+                            .span = span < UINT16_MAX ? (uint16_t)span : UINT16_MAX};
+    for (uint32_t k = 0; k <= span && k < 8; k++)
+        gas_co_chan_failed(t, last - k);
+    t->seq = last + 1;
+    note_failed_all(t, &f, call);
+    gas_co_team_unlock(t);
+}
+
+gas_status_t gas_co_finalize_check(const char *call)
+{
+    gas_status_t first = GAS_OK;
+    for (size_t i = 0; i < gas_co_nlive; i++) {
+        gas_team_t t = gas_co_live[i];
+        int who = -1, failed = 0;
+        struct gas_co_note last = {0};
+        for (int j = 0; j < 2 * t->size; j++) {
+            struct gas_co_note n;
+            if (!read_note(t, j, &n) || !ahead_of_me(t, &n, j % 2))
+                continue;
+            if (who < 0 || (int32_t)(n.seq - last.seq) > 0) {
+                last = n;
+                who = t->world[j / 2];
+                failed = j % 2;
+            }
+        }
+        if (who < 0)
+            continue;
+        if (first == GAS_OK) {
+            const char *c = gas_coll_name((gas_coll_t)last.coll);
+            char team[64] = "the world team";
+            if (t != gas_team_world_)
+                snprintf(team, sizeof team, "a team of %d", t->size);
+            first = gas_rt_error(GAS_ERR_INVALID, call,
+                                 "collective mismatch: rank %d %s its collective #%u (gas_%s) on "
+                                 "%s, a call this rank never made (it called gas_finalize "
+                                 "instead); every rank must make the same collective calls in the "
+                                 "same order (this rank is not finalized)",
+                                 who, failed ? "failed in" : "waits for this rank in", last.seq,
+                                 c ? c : "?", team);
+        }
+        finalize_stands_in(t, last.seq, call);
+    }
+    return first;
+}
+
+void gas_co_finalize_note(int left)
+{
+    const char *call = "gas_finalize";
+    for (size_t i = 0; i < gas_co_nlive; i++) {
+        gas_team_t t = gas_co_live[i];
+        struct gas_co_note n = {.seq = t->seq, .coll = GAS_CO_FINALIZE,
+                                .refused = left ? GAS_CO_LEFT : 0};
+        for (int p = 0; p < t->size; p++)
+            put_note(t, p, &n, call);
+    }
 }

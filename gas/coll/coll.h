@@ -20,6 +20,7 @@
 
 #include "gas/internal.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -92,6 +93,15 @@ _Static_assert(sizeof(struct gas_co_note) == 24, "wait note size");
  */
 #define GAS_CO_DESTROY 0xff
 #define GAS_CO_LEFT 2
+/*
+ * A note's coll for gas_finalize: a member whose finalize has waited
+ * GAS_TL_PROBE_AFTER_NS writes it, numbered with each team's next call,
+ * into every member's slot of every live team (refused = GAS_CO_LEFT once
+ * that finalize returned without finalizing); a member whose finalize
+ * found a member in a call it never made writes it as a failure note
+ * standing in for that call (gas_co_finalize_check).
+ */
+#define GAS_CO_FINALIZE 0xfe
 
 /* The identity of one collective call, carried in every header. */
 struct gas_co_call {
@@ -158,14 +168,20 @@ struct gas_team {
     /* non-blocking collectives in call order */
     struct gas_co_sched *qhead, *qtail;
     int busy;                 /* the executor is inside this team */
+    int in_call;              /* a thread of this rank is inside a collective call on the
+                                 team (gas_co_call_enter) */
 };
 
 extern uint64_t gas_co_scratch;        /* GAS_COLL_SCRATCH */
 extern uint64_t gas_co_zcopy_min;      /* GAS_COLL_ZCOPY_MIN (0: never) */
+extern uint64_t gas_co_test_pump_delay; /* GAS_TEST_COLL_PUMP_DELAY, ns (0: none) */
 
-/* The live teams of this rank (for progress). */
+/* The live teams of this rank (for progress).  Changed only by the thread
+ * making collective calls, under gas_co_live_lock's write side; other
+ * threads read them under its read side (gas_co_progress_all). */
 extern gas_team_t *gas_co_live;
 extern size_t gas_co_nlive;
+extern pthread_rwlock_t gas_co_live_lock;
 
 /* Check a team argument for `call`: initialised and a live team of this rank. */
 gas_status_t gas_co_team_check(const char *call, gas_team_t team);
@@ -240,6 +256,17 @@ void gas_co_copy(struct gas_co_sched *s, void *dst, const void *src, size_t len)
 void gas_co_reduce_local(struct gas_co_sched *s, void *dst, const void *src, size_t len);
 void gas_co_round(struct gas_co_sched *s);
 void *gas_co_tmp(struct gas_co_sched *s, size_t len);
+
+/*
+ * Take t's executor for this thread, spinning (with sched_yield) while
+ * another thread runs it: any thread that waits in the library pumps the
+ * team's queue (gas_co_progress_all), so the calling thread changes the
+ * queue, and the failure state that the executor also writes, only while
+ * it holds the executor.  The holder never waits for the caller.  Not on a
+ * thread that holds it already (the progress hook only tries it).
+ */
+void gas_co_team_lock(gas_team_t t);
+void gas_co_team_unlock(gas_team_t t);
 
 /* Run to completion; frees s.  Returns the schedule's status. */
 gas_status_t gas_co_run(struct gas_co_sched *s);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define PROBE_EVERY 64   /* polls between two looks for mismatched calls */
 
@@ -198,20 +199,20 @@ static void end_failed(struct gas_co_sched *s)
 {
     gas_co_chan_revoke_cts(s);
     gas_co_chan_note_failed(s);
-    s->done = 1;
+    __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
 }
 
 /* Advance s as far as it goes now; returns how many steps were made. */
 static int sched_step(struct gas_co_sched *s)
 {
     int moved = 0;
-    while (!s->done) {
+    while (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {
         if (s->status != GAS_OK) {
             end_failed(s);
             return moved + 1;
         }
         if (s->cur == s->nrounds) {
-            s->done = 1;
+            __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
             return moved + 1;
         }
         size_t lo = s->cur ? s->round_end[s->cur - 1] : 0, hi = s->round_end[s->cur];
@@ -270,6 +271,14 @@ static int sched_step(struct gas_co_sched *s)
     return moved;
 }
 
+/* GAS_TEST_COLL_PUMP_DELAY: sleep between emptying a queue and clearing its tail. */
+static void test_pump_delay(void)
+{
+    struct timespec ts = {.tv_sec = (time_t)(gas_co_test_pump_delay / 1000000000u),
+                          .tv_nsec = (long)(gas_co_test_pump_delay % 1000000000u)};
+    nanosleep(&ts, NULL);
+}
+
 /* Run the team's queue as far as it goes; completed schedules leave it. */
 static int team_pump(gas_team_t t)
 {
@@ -279,25 +288,26 @@ static int team_pump(gas_team_t t)
     while (t->qhead) {
         struct gas_co_sched *s = t->qhead;
         moved += sched_step(s);
-        if (!s->done)
+        if (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE))
             break;
-        t->qhead = s->next;
+        __atomic_store_n(&t->qhead, s->next, __ATOMIC_RELEASE); /* read unlocked: gas_co_progress_all */
+        if (t->qhead == NULL && gas_co_test_pump_delay)
+            test_pump_delay();
         if (t->qhead == NULL)
             t->qtail = NULL;
-        s->queued = 0;
+        __atomic_store_n(&s->queued, 0, __ATOMIC_RELEASE); /* its owner may free it now */
     }
     __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
     return moved;
 }
 
-/* Take t's executor for this thread (another one runs it only briefly). */
-static void team_lock(gas_team_t t)
+void gas_co_team_lock(gas_team_t t)
 {
     while (__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE))
         sched_yield();
 }
 
-static void team_unlock(gas_team_t t)
+void gas_co_team_unlock(gas_team_t t)
 {
     __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
 }
@@ -324,41 +334,53 @@ static void unlink_sched(gas_team_t t, struct gas_co_sched *s)
  */
 static void release(struct gas_co_sched *s)
 {
-    if (s->queued) {   /* (out of the queue its team may be gone: not touched) */
+    if (__atomic_load_n(&s->queued, __ATOMIC_ACQUIRE)) { /* (out of the queue its team may be gone) */
         gas_team_t t = s->team;
-        team_lock(t);
+        gas_co_team_lock(t);
         if (s->queued) {
-            if (!s->done)
+            if (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE))
                 end_failed(s);
             unlink_sched(t, s);
         }
-        team_unlock(t);
+        gas_co_team_unlock(t);
     }
     gas_co_sched_free(s);
 }
 
+/*
+ * Append s to its team's queue.  The executor is held meanwhile: any thread
+ * that waits in the library pumps the queue (gas_co_progress_all), and one
+ * that ended the last schedule between our look at qtail and our append
+ * would clear qtail after it, losing s (its call then never ran).
+ */
 static void enqueue(struct gas_co_sched *s)
 {
     gas_team_t t = s->team;
     gas_co_round(s);   /* close the last round */
+    gas_co_team_lock(t);
     s->call.seq = t->seq++;
     s->next = NULL;
     s->queued = 1;
     if (t->qtail)
         t->qtail->next = s;
     else
-        t->qhead = s;
+        __atomic_store_n(&t->qhead, s, __ATOMIC_RELEASE);
     t->qtail = s;
+    gas_co_team_unlock(t);
 }
 
 int gas_co_progress_all(void)
 {
     int moved = 0;
+    /* Any thread's wait comes here, while the collective thread may add or
+     * free a team (team.c): the list and its teams are read under the lock. */
+    pthread_rwlock_rdlock(&gas_co_live_lock);
     for (size_t i = 0; i < gas_co_nlive; i++) {
         gas_team_t t = gas_co_live[i];
-        if (t->qhead)
+        if (__atomic_load_n(&t->qhead, __ATOMIC_ACQUIRE))
             moved += team_pump(t);
     }
+    pthread_rwlock_unlock(&gas_co_live_lock);
     return moved;
 }
 
@@ -371,7 +393,7 @@ int gas_co_progress_all(void)
 static void probe_waited(gas_team_t t)
 {
     struct gas_co_sched *h = t->qhead;
-    if (h == NULL || t->busy || h->cur >= h->nrounds)
+    if (h == NULL || h->cur >= h->nrounds)
         return;
     size_t lo = h->cur ? h->round_end[h->cur - 1] : 0, hi = h->round_end[h->cur];
     for (size_t i = lo; i < hi; i++) {
@@ -396,22 +418,29 @@ static void probe_waited(gas_team_t t)
  */
 static int poll_sched(struct gas_co_sched *s)
 {
-    if (s->done && !s->queued)
+    if (!__atomic_load_n(&s->queued, __ATOMIC_ACQUIRE) && __atomic_load_n(&s->done, __ATOMIC_ACQUIRE))
         return 1;   /* out of its team's queue: the team may be gone (destroyed) */
-    team_pump(s->team);
-    if (s->done)
-        return 1;
-    if (++s->polls % PROBE_EVERY == 0 && s->team->qhead == s && !s->team->busy)
-        gas_co_chan_probe(s);
-    if (gas_tl_probe_due(&s->probe_at))
-        probe_waited(s->team);
-    if (s->status == GAS_OK && gas_co_lost_member(s->team) >= 0) {
-        const char *c = gas_coll_name((gas_coll_t)s->call.coll);
-        char what[64];
-        snprintf(what, sizeof what, "its collective #%u (gas_%s)", s->call.seq, c ? c : "?");
-        s->status = gas_co_lost_error(s->team, s->callname, what);
+    gas_team_t t = s->team;
+    team_pump(t);
+    /* What follows reads and fails s, which another thread may be pumping:
+     * only while this thread holds the executor (else: look next time). */
+    if (__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE))
+        return 0;
+    if (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {
+        if (++s->polls % PROBE_EVERY == 0 && t->qhead == s)
+            gas_co_chan_probe(s);
+        if (gas_tl_probe_due(&s->probe_at))
+            probe_waited(t);
+        if (s->status == GAS_OK && gas_co_lost_member(t) >= 0) {
+            const char *c = gas_coll_name((gas_coll_t)s->call.coll);
+            char what[64];
+            snprintf(what, sizeof what, "its collective #%u (gas_%s)", s->call.seq, c ? c : "?");
+            s->status = gas_co_lost_error(t, s->callname, what);
+        }
     }
-    return s->status != GAS_OK;
+    int over = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) || s->status != GAS_OK;
+    gas_co_team_unlock(t);
+    return over;
 }
 
 static int run_cond(void *arg)
@@ -466,7 +495,7 @@ gas_status_t gas_co_start_nb(struct gas_co_sched *s, gas_handle_t *handle_p)
     s->nonblocking = 1;
     enqueue(s);
     team_pump(s->team);
-    if (s->done && !s->queued) {
+    if (!__atomic_load_n(&s->queued, __ATOMIC_ACQUIRE) && __atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {
         gas_status_t st = s->status;
         gas_co_sched_free(s);
         *handle_p = GAS_HANDLE_NULL;
@@ -485,13 +514,13 @@ static gas_status_t complete_handle(struct gas_op *op, int block, int *done_p)
             return st;   /* the handle stays valid: the collective goes on */
         if (st != GAS_OK && s->status == GAS_OK)
             s->status = st;
-    } else if (!s->done || s->queued) {
+    } else if (__atomic_load_n(&s->queued, __ATOMIC_ACQUIRE) || !__atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {
         /* (a schedule out of the queue is not pumped: gas_team_destroy may
          * have completed it and freed its team before this wait/test) */
         gas_rt_progress();
         poll_sched(s);
     }
-    if (!s->done && s->status == GAS_OK) {
+    if (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) && s->status == GAS_OK) {
         *done_p = 0;
         return GAS_OK;
     }

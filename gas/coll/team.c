@@ -24,8 +24,13 @@
 GAS_EXPORT gas_team_t gas_team_world_;
 gas_team_t *gas_co_live;
 size_t gas_co_nlive;
+/* Readers: gas_co_progress_all, from any thread's wait.  Writers (the one
+ * thread making this rank's collective calls): adding a team, and removing
+ * one before it is freed, so no reader still holds it.  Reader-preferring
+ * (glibc's default), so a reader's nested wait may read-lock again. */
+pthread_rwlock_t gas_co_live_lock = PTHREAD_RWLOCK_INITIALIZER;
 static size_t live_cap;
-uint64_t gas_co_scratch, gas_co_zcopy_min;
+uint64_t gas_co_scratch, gas_co_zcopy_min, gas_co_test_pump_delay;
 
 gas_status_t gas_co_team_check(const char *call, gas_team_t team)
 {
@@ -39,6 +44,28 @@ gas_status_t gas_co_team_check(const char *call, gas_team_t team)
         return gas_rt_error(GAS_ERR_INVALID, call, "the team is not a live team of this rank "
                                                    "(destroyed?)");
     return GAS_OK;
+}
+
+gas_status_t gas_co_call_enter(const char *call, gas_team_t t)
+{
+    gas_status_t st = gas_co_team_check(call, t);
+    if (st != GAS_OK)
+        return st;
+    if (__atomic_exchange_n(&t->in_call, 1, __ATOMIC_ACQUIRE) == 0)
+        return GAS_OK;
+    char team[64] = "the world team";
+    if (t != gas_team_world_)
+        snprintf(team, sizeof team, "a team of %d (this rank is its rank %d)", t->size, t->rank);
+    return gas_rt_error(GAS_ERR_INVALID, call,
+                        "another thread of this rank is inside a collective call on %s; the "
+                        "collective calls of a team must be made by one thread per rank, one at "
+                        "a time (this call did nothing)", team);
+}
+
+gas_status_t gas_co_call_leave(gas_team_t t, gas_status_t st)
+{
+    __atomic_store_n(&t->in_call, 0, __ATOMIC_RELEASE);
+    return st;
 }
 
 gas_status_t gas_co_peer(gas_team_t t, int r, gas_tl_peer_t **peer_p)
@@ -126,25 +153,34 @@ static gas_status_t set_nodes(gas_team_t t, const uint64_t *node_ids)
 
 static gas_status_t live_add(gas_team_t t)
 {
+    gas_status_t st = GAS_OK;
+    pthread_rwlock_wrlock(&gas_co_live_lock); /* the list may move */
     if (gas_co_nlive == live_cap) {
         size_t ncap = live_cap ? 2 * live_cap : 16;
         gas_team_t *n = realloc(gas_co_live, ncap * sizeof *n);
         if (n == NULL)
-            return GAS_ERR_NOMEM;
-        gas_co_live = n;
-        live_cap = ncap;
+            st = GAS_ERR_NOMEM;
+        else {
+            gas_co_live = n;
+            live_cap = ncap;
+        }
     }
-    gas_co_live[gas_co_nlive++] = t;
-    return GAS_OK;
+    if (st == GAS_OK)
+        gas_co_live[gas_co_nlive++] = t;
+    pthread_rwlock_unlock(&gas_co_live_lock);
+    return st;
 }
 
+/* Once this returns, no other thread's progress holds t: it may be freed. */
 static void live_remove(gas_team_t t)
 {
+    pthread_rwlock_wrlock(&gas_co_live_lock);
     for (size_t i = 0; i < gas_co_nlive; i++)
         if (gas_co_live[i] == t) {
             gas_co_live[i] = gas_co_live[--gas_co_nlive];
-            return;
+            break;
         }
+    pthread_rwlock_unlock(&gas_co_live_lock);
 }
 
 /* A team struct for n members (world ranks), me my index; no slot yet. */
@@ -216,6 +252,7 @@ gas_status_t gas_co_start(void)
 {
     gas_co_scratch = gas_rt_config_size(GAS_CFG_COLL_SCRATCH);
     gas_co_zcopy_min = gas_rt_config_size(GAS_CFG_COLL_ZCOPY_MIN);
+    gas_co_test_pump_delay = gas_rt_config_ns(GAS_CFG_TEST_COLL_PUMP_DELAY);
     gas_status_t st = gas_co_select_init();
     if (st != GAS_OK)
         return st;
@@ -287,6 +324,7 @@ gas_status_t gas_co_check_ends(const char *call)
 void gas_co_stop(void)
 {
     /* The arenas go away with the segment: only the bookkeeping is freed. */
+    pthread_rwlock_wrlock(&gas_co_live_lock);
     for (size_t i = 0; i < gas_co_nlive; i++) {
         gas_co_live[i]->mem = NULL;
         team_free(gas_co_live[i]);
@@ -294,6 +332,7 @@ void gas_co_stop(void)
     free(gas_co_live);
     gas_co_live = NULL;
     gas_co_nlive = live_cap = 0;
+    pthread_rwlock_unlock(&gas_co_live_lock);
     gas_team_world_ = GAS_TEAM_NULL;
     gas_co_select_fini();
 }
@@ -324,12 +363,10 @@ static int by_key(const void *a, const void *b)
     return kx != ky ? (kx > ky) - (kx < ky) : (x > y) - (x < y);
 }
 
-static gas_status_t split(const char *call, gas_team_t parent, enum split_kind kind, int a,
-                          int b, int c, gas_team_t *team_p)
+static gas_status_t split_in(const char *call, gas_team_t parent, enum split_kind kind, int a,
+                             int b, int c, gas_team_t *team_p)
 {
-    gas_status_t st = gas_co_team_check(call, parent);
-    if (st != GAS_OK)
-        return st;
+    gas_status_t st = GAS_OK;
     int P = parent->size;
     const char *why = NULL;
     if (kind == SPLIT_STRIDED) {
@@ -475,6 +512,15 @@ out:    free(all);
     return st;
 }
 
+/* A split is a collective call on the parent (gas_co_call_enter). */
+static gas_status_t split(const char *call, gas_team_t parent, enum split_kind kind, int a,
+                          int b, int c, gas_team_t *team_p)
+{
+    gas_status_t st = gas_co_call_enter(call, parent);
+    return st != GAS_OK ? st
+                        : gas_co_call_leave(parent, split_in(call, parent, kind, a, b, c, team_p));
+}
+
 GAS_EXPORT gas_status_t gas_team_split_strided(gas_team_t parent, int start, int stride,
                                                int size, gas_team_t *team_p)
 {
@@ -606,32 +652,34 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
     const char *call = "gas_team_destroy";
     if (team == GAS_TEAM_NULL)
         return gas_gs_check(call);
-    gas_status_t st = gas_co_team_check(call, team);
+    gas_status_t st = gas_co_call_enter(call, team);
     if (st != GAS_OK)
         return st;
     if (team == gas_team_world_)
-        return gas_rt_error(GAS_ERR_INVALID, call, "the world team cannot be destroyed");
+        return gas_co_call_leave(team, gas_rt_error(GAS_ERR_INVALID, call,
+                                                    "the world team cannot be destroyed"));
     /* A queued collective that failed does not keep the members from the
      * barrier below (they would wait for this rank until GAS_TIMEOUT); its
      * status is returned after it.  One that timed out, or any left queued,
      * leaves the team as it is. */
     gas_status_t queued = gas_co_drain(team);
     if (queued == GAS_ERR_TIMEOUT || team->qtail != NULL)
-        return queued;   /* schedules still refer to the team: it stays */
+        return gas_co_call_leave(team, queued);   /* schedules still refer to the team: it stays */
     /* Every message of the team is complete before any member's signal below. */
     if ((st = gas_tl_quiet_all(call)) != GAS_OK)
-        return st;
+        return gas_co_call_leave(team, st);
     int noted = 0;
     if ((st = last_barrier(team, call, &noted)) != GAS_OK) {
         if (noted)   /* the team stays: members must not take the old note for a wait */
             gas_co_chan_destroy_note(team, 1);
-        return st;
+        return gas_co_call_leave(team, st);
     }
     st = gas_tl_quiet_all(call);
     /* Every member's messages have arrived: one never received shows a mismatch. */
     if (st == GAS_OK)
         st = gas_co_chan_leftover(team, call);
     /* Nothing of this team can arrive any more: the slot goes back to the arena. */
+    gas_co_call_leave(team, GAS_OK);
     live_remove(team);
     team_free(team);
     return queued != GAS_OK ? queued : st;

@@ -58,8 +58,9 @@ run 4 $B/examples/histogram 20000
 run 2 $B/bin/gas-bench --mode all --max-size 64k --reps 2 --quick
 # ThreadSanitizer over the udp transport (a progress thread, application threads
 # that also receive, per-channel locks), the rdma one (route switches under several
-# threads, the receive CQ served by the progress thread) and gas_alloc from several
-# threads (arenas made on demand): its own build tree, a few runs.  The sanitizer
+# threads, the receive CQ served by the progress thread), gas_alloc from several
+# threads (arenas made on demand) and collectives progressed from other threads'
+# waits while teams are split and destroyed: its own build tree, a few runs.  The sanitizer
 # reaches the links through CFLAGS.  A compiler with TSan whose build fails is a
 # failure, not a skip (the build once broke silently).
 T=build/tsan
@@ -69,7 +70,8 @@ if echo 'int main(void){return 0;}' | gcc -x c - $TSAN -o /dev/null 2>/dev/null;
            $T/bin/gasrun $T/tests/unit/test_udp_chan \
            $T/tests/mr/test_atomics $T/tests/mr/test_udp_faults $T/tests/mr/test_udp_oneside \
            $T/tests/mr/test_udp_threads $T/tests/mr/test_rdma_threads $T/tests/mr/test_rdma_oneside \
-           $T/tests/mr/test_alloc_threads $T/tests/mr/test_arena_auto >$T.build.log 2>&1; then
+           $T/tests/mr/test_alloc_threads $T/tests/mr/test_arena_auto \
+           $T/tests/mr/test_coll_stress >$T.build.log 2>&1; then
         export TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0
         B=$T
         run - $T/tests/unit/test_udp_chan
@@ -86,6 +88,9 @@ if echo 'int main(void){return 0;}' | gcc -x c - $TSAN -o /dev/null 2>/dev/null;
         run 2 $T/tests/mr/test_alloc_threads
         run 2 $T/tests/mr/test_arena_auto
         GAS_ARENAS=2 run 3 $T/tests/mr/test_alloc_threads
+        # Collectives driven from other threads' waits while teams come and go.
+        TEST_ITERS=200 run 3 $T/tests/mr/test_coll_stress
+        GAS_TRANSPORT=udp TEST_ITERS=200 run 2 $T/tests/mr/test_coll_stress
     else
         tail -20 $T.build.log
         echo "FAILED: the ThreadSanitizer build (log: $T.build.log)"
