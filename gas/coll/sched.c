@@ -26,6 +26,24 @@
 
 #define PROBE_EVERY 64   /* polls between two looks for mismatched calls */
 
+/*
+ * A schedule's done and queued flags are read by its owner while another
+ * thread's wait may be pumping it: the pumper stores them with release, so
+ * an owner that sees it done and out of the queue (acquire) may free it.
+ */
+static inline int sched_done(const struct gas_co_sched *s)
+{
+    return __atomic_load_n(&s->done, __ATOMIC_ACQUIRE);
+}
+static inline void sched_set_done(struct gas_co_sched *s)
+{
+    __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+}
+static inline int sched_queued(const struct gas_co_sched *s)
+{
+    return __atomic_load_n(&s->queued, __ATOMIC_ACQUIRE);
+}
+
 static uint32_t mix32(uint64_t v)
 {
     v ^= v >> 33;
@@ -199,20 +217,20 @@ static void end_failed(struct gas_co_sched *s)
 {
     gas_co_chan_revoke_cts(s);
     gas_co_chan_note_failed(s);
-    __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+    sched_set_done(s);
 }
 
 /* Advance s as far as it goes now; returns how many steps were made. */
 static int sched_step(struct gas_co_sched *s)
 {
     int moved = 0;
-    while (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {
+    while (!sched_done(s)) {
         if (s->status != GAS_OK) {
             end_failed(s);
             return moved + 1;
         }
         if (s->cur == s->nrounds) {
-            __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+            sched_set_done(s);
             return moved + 1;
         }
         size_t lo = s->cur ? s->round_end[s->cur - 1] : 0, hi = s->round_end[s->cur];
@@ -288,7 +306,7 @@ static int team_pump(gas_team_t t)
     while (t->qhead) {
         struct gas_co_sched *s = t->qhead;
         moved += sched_step(s);
-        if (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE))
+        if (!sched_done(s))
             break;
         __atomic_store_n(&t->qhead, s->next, __ATOMIC_RELEASE); /* read unlocked: gas_co_progress_all */
         if (t->qhead == NULL && gas_co_test_pump_delay)
@@ -334,11 +352,11 @@ static void unlink_sched(gas_team_t t, struct gas_co_sched *s)
  */
 static void release(struct gas_co_sched *s)
 {
-    if (__atomic_load_n(&s->queued, __ATOMIC_ACQUIRE)) { /* (out of the queue its team may be gone) */
+    if (sched_queued(s)) { /* (out of the queue its team may be gone) */
         gas_team_t t = s->team;
         gas_co_team_lock(t);
         if (s->queued) {
-            if (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE))
+            if (!sched_done(s))
                 end_failed(s);
             unlink_sched(t, s);
         }
@@ -418,7 +436,7 @@ static void probe_waited(gas_team_t t)
  */
 static int poll_sched(struct gas_co_sched *s)
 {
-    if (!__atomic_load_n(&s->queued, __ATOMIC_ACQUIRE) && __atomic_load_n(&s->done, __ATOMIC_ACQUIRE))
+    if (!sched_queued(s) && sched_done(s))
         return 1;   /* out of its team's queue: the team may be gone (destroyed) */
     gas_team_t t = s->team;
     team_pump(t);
@@ -426,7 +444,7 @@ static int poll_sched(struct gas_co_sched *s)
      * only while this thread holds the executor (else: look next time). */
     if (__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE))
         return 0;
-    if (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {
+    if (!sched_done(s)) {
         if (++s->polls % PROBE_EVERY == 0 && t->qhead == s)
             gas_co_chan_probe(s);
         if (gas_tl_probe_due(&s->probe_at))
@@ -438,7 +456,7 @@ static int poll_sched(struct gas_co_sched *s)
             s->status = gas_co_lost_error(t, s->callname, what);
         }
     }
-    int over = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) || s->status != GAS_OK;
+    int over = sched_done(s) || s->status != GAS_OK;
     gas_co_team_unlock(t);
     return over;
 }
@@ -495,7 +513,7 @@ gas_status_t gas_co_start_nb(struct gas_co_sched *s, gas_handle_t *handle_p)
     s->nonblocking = 1;
     enqueue(s);
     team_pump(s->team);
-    if (!__atomic_load_n(&s->queued, __ATOMIC_ACQUIRE) && __atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {
+    if (!sched_queued(s) && sched_done(s)) {
         gas_status_t st = s->status;
         gas_co_sched_free(s);
         *handle_p = GAS_HANDLE_NULL;
@@ -514,13 +532,13 @@ static gas_status_t complete_handle(struct gas_op *op, int block, int *done_p)
             return st;   /* the handle stays valid: the collective goes on */
         if (st != GAS_OK && s->status == GAS_OK)
             s->status = st;
-    } else if (__atomic_load_n(&s->queued, __ATOMIC_ACQUIRE) || !__atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {
+    } else if (sched_queued(s) || !sched_done(s)) {
         /* (a schedule out of the queue is not pumped: gas_team_destroy may
          * have completed it and freed its team before this wait/test) */
         gas_rt_progress();
         poll_sched(s);
     }
-    if (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) && s->status == GAS_OK) {
+    if (!sched_done(s) && s->status == GAS_OK) {
         *done_p = 0;
         return GAS_OK;
     }

@@ -213,6 +213,8 @@ bool gr_sink_settle(int fd, bool forced);
 void gr_sinks_finish(bool forced);
 
 /* stdio.c */
+/* The loop runs: rank output to a full sink pauses, and resumes when it drains. */
+void gr_streams_start(struct gr_job *job);
 int gr_stream_open(struct gr_job *job, struct gr_stream *s, int fd, int rank, int out_fd);
 void gr_streams_drain(struct gr_job *job, bool forced);
 int gr_stdin_setup(struct gr_job *job);

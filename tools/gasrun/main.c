@@ -155,6 +155,7 @@ static int job_setup(struct gr_job *job)
         gr_info("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
     if (gr_loop_init() < 0 || gr_signals_init(job) < 0 || gr_stdin_setup(job) < 0)
         return -1;
+    gr_streams_start(job);
     struct gr_rdv_ops ops = {
         .ctx = job,
         .fail = rdv_fail,

@@ -55,7 +55,8 @@ struct sink {
     size_t head, len, cap;
 };
 
-static struct sink sinks[3] = { [1] = { .fd = 1, .wfd = -1 }, [2] = { .fd = 2, .wfd = -1 } };
+static struct sink sinks[2] = { { .fd = STDOUT_FILENO, .wfd = -1 },
+                                { .fd = STDERR_FILENO, .wfd = -1 } };
 static void (*room_cb)(int fd);
 static bool loop_ready;
 static bool finished;   /* gr_sinks_finish ran: no queue any more */
@@ -85,7 +86,7 @@ static void sink_open(struct sink *s)
 
 static struct sink *sink_of(int fd)
 {
-    struct sink *s = &sinks[fd == STDERR_FILENO ? 2 : 1];
+    struct sink *s = &sinks[fd == STDERR_FILENO];
     if (s->kind == SINK_UNSET)
         sink_open(s);
     return s;
@@ -248,7 +249,7 @@ void gr_sinks_loop_ready(void (*on_room)(int fd))
 {
     room_cb = on_room;
     loop_ready = true;
-    for (int i = 1; i <= 2; i++)
+    for (int i = 0; i < 2; i++)
         if (sinks[i].kind != SINK_UNSET)
             sink_update(&sinks[i]);
 }
@@ -282,7 +283,7 @@ void gr_sinks_finish(bool forced)
 {
     loop_ready = false;
     room_cb = NULL;
-    for (int i = 1; i <= 2; i++) {
+    for (int i = 0; i < 2; i++) {
         struct sink *s = &sinks[i];
         if (s->kind == SINK_UNSET)
             continue;

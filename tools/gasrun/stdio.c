@@ -182,12 +182,14 @@ static void streams_resume(int out_fd)
     }
 }
 
+void gr_streams_start(struct gr_job *job)
+{
+    streams_job = job;
+    gr_sinks_loop_ready(streams_resume);
+}
+
 int gr_stream_open(struct gr_job *job, struct gr_stream *s, int fd, int rank, int out_fd)
 {
-    if (streams_job == NULL) {
-        streams_job = job;
-        gr_sinks_loop_ready(streams_resume);
-    }
     s->job = job;
     s->fd = fd;
     s->out_fd = out_fd;
