@@ -111,11 +111,15 @@ sec_coll() {
     note "that can run and auto (the tuning table) are timed in turn, so a machine that changes"
     note "speed affects all alike.  Target: the tuned choice never more than 10% slower than"
     note "the best single algorithm (chosen/best <= 1.10x).  The plots are us per call."
+    note "Ranks are bound to CPUs (gasrun --bind core), so every run places them alike; see"
+    note "docs/collectives.md, \"Placement\"."
     for n in 2 4 8; do
         note ""
         note "### $n ranks"
         note ""
+        VIA=($GASRUN -n "$n" --bind core)
         run coll-$n "$n" GAS_TRANSPORT=shm -- --compare
+        VIA=()
     done
 }
 

@@ -214,6 +214,8 @@ struct gas_co_op {
     int started;              /* a zero-byte message went */
     int cts_posted;           /* receive: the sender was told to write to dst directly */
     int noted;                /* the peer was sent this call's wait note */
+    char *rdst;               /* a large receive-and-reduce: dst is a segment temporary the
+                                 message lands in (zero-copy), combined into rdst at round end */
 };
 
 struct gas_co_sched {

@@ -157,9 +157,27 @@ void gas_co_recv(struct gas_co_sched *s, int peer, void *dst, size_t len)
     add(s, (struct gas_co_op){.kind = GAS_CO_RECV, .peer = peer, .dst = dst, .len = len});
 }
 
+static void *tmp_alloc(struct gas_co_sched *s, size_t len, int seg_only);
+
+/*
+ * Receive len bytes from peer and combine them into dst.  A message that
+ * fits the team's mailbox from peer is reduced chunk by chunk as it arrives
+ * (the sender's copy and this rank's reduction overlap).  A larger one
+ * (and at least GAS_COLL_ZCOPY_MIN bytes) would stall the sender on a
+ * credit from this rank for every refill: it lands whole in a temporary in
+ * the segment instead (the sender writes it there directly, one hand-shake)
+ * and is reduced into dst when the round ends.
+ */
 void gas_co_recv_reduce(struct gas_co_sched *s, int peer, void *dst, size_t len)
 {
-    add(s, (struct gas_co_op){.kind = GAS_CO_RECV_REDUCE, .peer = peer, .dst = dst, .len = len});
+    int whole = gas_co_zcopy_min && len >= gas_co_zcopy_min && len > s->team->mbox_bytes;
+    char *tmp = whole ? tmp_alloc(s, len, 1) : NULL;
+    if (tmp)
+        add(s, (struct gas_co_op){.kind = GAS_CO_RECV, .peer = peer, .dst = tmp, .len = len,
+                                  .rdst = dst});
+    else
+        add(s, (struct gas_co_op){.kind = GAS_CO_RECV_REDUCE, .peer = peer, .dst = dst,
+                                  .len = len});
 }
 
 void gas_co_copy(struct gas_co_sched *s, void *dst, const void *src, size_t len)
@@ -176,6 +194,12 @@ void gas_co_reduce_local(struct gas_co_sched *s, void *dst, const void *src, siz
 
 void *gas_co_tmp(struct gas_co_sched *s, size_t len)
 {
+    return tmp_alloc(s, len, 0);
+}
+
+/* A temporary freed with s; in the segment when large (seg_only: there or NULL, not raised). */
+static void *tmp_alloc(struct gas_co_sched *s, size_t len, int seg_only)
+{
     if (s->ntmps == s->tcap) {
         size_t ncap = s->tcap ? 2 * s->tcap : 4;
         void **n = realloc(s->tmps, ncap * sizeof *n);
@@ -189,6 +213,8 @@ void *gas_co_tmp(struct gas_co_sched *s, size_t len)
     /* Large temporaries live in the segment, so messages into them can go zero-copy. */
     int why = 0;
     void *p = gas_co_zcopy_min && len >= gas_co_zcopy_min ? gas_al_arena_alloc(len, &why) : NULL;
+    if (p == NULL && seg_only)
+        return NULL;
     if (p == NULL)
         p = malloc(len ? len : 1);
     if (p == NULL) {
@@ -282,6 +308,10 @@ static int sched_step(struct gas_co_sched *s)
             continue;
         if (!all)
             return moved;
+        for (size_t i = lo; i < hi; i++)
+            if (s->ops[i].rdst)
+                gas_co_reduce(s->ops[i].rdst, s->ops[i].dst, s->ops[i].len / s->es, s->type,
+                              s->redop);
         gas_co_chan_flush_credits(s);
         s->cur++;
         s->round_started = 0;
