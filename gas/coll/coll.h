@@ -218,6 +218,13 @@ struct gas_co_op {
                                  message lands in (zero-copy), combined into rdst at round end */
 };
 
+/* A segment temporary a whole message is received in, reused from round to round. */
+struct gas_co_whole {
+    char *p;
+    size_t len;
+    size_t round;             /* the last round that receives into it */
+};
+
 struct gas_co_sched {
     struct gas_op op;         /* first: a gas_handle_t points here */
     const char *callname;
@@ -235,6 +242,8 @@ struct gas_co_sched {
     int round_started;
     void **tmps;
     size_t ntmps, tcap;
+    struct gas_co_whole wholes[2]; /* temporaries of large receive-and-reduce ops */
+    int nwholes;
     gas_status_t status;      /* first failure */
     int done;
     struct gas_co_sched *next; /* in the team's queue */

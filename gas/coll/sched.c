@@ -160,18 +160,41 @@ void gas_co_recv(struct gas_co_sched *s, int peer, void *dst, size_t len)
 static void *tmp_alloc(struct gas_co_sched *s, size_t len, int seg_only);
 
 /*
+ * A segment temporary of len bytes for a whole message received in the round
+ * being built, or NULL: one that an earlier round used (its reduction is done
+ * by the time this round starts), else a new one; at most two per schedule,
+ * so a call never holds more than twice its largest message this way.
+ */
+static char *whole_tmp(struct gas_co_sched *s, size_t len)
+{
+    size_t round = s->nrounds;
+    for (int i = 0; i < s->nwholes; i++)
+        if (s->wholes[i].round != round && s->wholes[i].len >= len) {
+            s->wholes[i].round = round;
+            return s->wholes[i].p;
+        }
+    if (s->nwholes == (int)(sizeof s->wholes / sizeof s->wholes[0]))
+        return NULL;
+    char *p = tmp_alloc(s, len, 1);
+    if (p)
+        s->wholes[s->nwholes++] = (struct gas_co_whole){.p = p, .len = len, .round = round};
+    return p;
+}
+
+/*
  * Receive len bytes from peer and combine them into dst.  A message that
  * fits the team's mailbox from peer is reduced chunk by chunk as it arrives
  * (the sender's copy and this rank's reduction overlap).  A larger one
  * (and at least GAS_COLL_ZCOPY_MIN bytes) would stall the sender on a
  * credit from this rank for every refill: it lands whole in a temporary in
  * the segment instead (the sender writes it there directly, one hand-shake)
- * and is reduced into dst when the round ends.
+ * and is reduced into dst when the round ends.  Without a temporary
+ * (whole_tmp) it goes chunk by chunk.
  */
 void gas_co_recv_reduce(struct gas_co_sched *s, int peer, void *dst, size_t len)
 {
     int whole = gas_co_zcopy_min && len >= gas_co_zcopy_min && len > s->team->mbox_bytes;
-    char *tmp = whole ? tmp_alloc(s, len, 1) : NULL;
+    char *tmp = whole ? whole_tmp(s, len) : NULL;
     if (tmp)
         add(s, (struct gas_co_op){.kind = GAS_CO_RECV, .peer = peer, .dst = tmp, .len = len,
                                   .rdst = dst});
