@@ -9,7 +9,7 @@
  * own endpoint address.
  *  - udp-pingpong-*: 64-byte datagrams echoed back, with both ends waiting
  *    one of three ways: "sleep" in the kernel at once, "spin" (poll for
- *    GAS_WAIT_SPIN, default 20 us, then sleep: how a libgas wait waits), or
+ *    GAS_WAIT_SPIN, then sleep: how a libgas wait waits), or
  *    "busy" (poll until the answer comes).  Which is fastest depends on the
  *    machine: busy-polling is the floor on idle CPUs, and the worst when the
  *    two ends share one free CPU (each waits for the other's time slice).
@@ -26,6 +26,7 @@
  * is what a lossy link delivers.
  */
 #include "gas-bench.h"
+#include "runtime/config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,7 +35,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -44,12 +44,10 @@
 #define BATCH 64                /* datagrams per sendmmsg / recvmmsg */
 #define MAX_DGRAM 65507         /* largest UDP payload over IPv4 */
 #define HEADERS 28              /* IPv4 + UDP */
-#define DEFAULT_MTU 1500        /* GAS_UDP_MTU's default */
 #define RCVBUF (8 << 20)
 #define RESEND_S 1e-3           /* a ping unanswered this long is sent again */
 #define END_RESEND_S 20e-3      /* a count request unanswered this long, too */
 #define GIVE_UP_S 5.0
-#define DEFAULT_SPIN_S 20e-6    /* GAS_WAIT_SPIN's default */
 #define BUSY_S 0.2              /* "busy": poll this long, then sleep (between references) */
 
 enum { MSG_PING = 1, MSG_DATA = 2, MSG_END = 3 };
@@ -71,25 +69,13 @@ struct bench_udp {
 };
 
 /*
- * GAS_WAIT_SPIN in seconds ("20us", "1ms", "0"; plain numbers are seconds),
- * from the environment only (a GAS_CONFIG_FILE value is not seen here).
+ * GAS_WAIT_SPIN in seconds, as the library has it: gas_init loaded the
+ * configuration (environment and GAS_CONFIG_FILE, parsed and range-checked
+ * there, so a value gas_init refuses never reaches this).
  */
 static double spin_s(void)
 {
-    const char *e = getenv("GAS_WAIT_SPIN");
-    char *end;
-    if (e == NULL || *e == '\0')
-        return DEFAULT_SPIN_S;
-    double v = strtod(e, &end);
-    if (end == e || v < 0)
-        return DEFAULT_SPIN_S;
-    if (strcasecmp(end, "ns") == 0)
-        return v * 1e-9;
-    if (strcasecmp(end, "us") == 0)
-        return v * 1e-6;
-    if (strcasecmp(end, "ms") == 0)
-        return v * 1e-3;
-    return v;
+    return (double)gas_rt_config_ns(GAS_CFG_WAIT_SPIN) * 1e-9;
 }
 
 /* This rank's udp endpoint address ("a.b.c.d" of "a.b.c.d:port"), or loopback. */
@@ -175,10 +161,7 @@ static void server_loop(int fd, pid_t parent)
 /* min(GAS_UDP_MTU, the path MTU of the connected socket) less the headers. */
 static size_t stream_dgram(int fd)
 {
-    size_t mtu = DEFAULT_MTU;
-    const char *e = getenv("GAS_UDP_MTU");
-    if (e && *e && bench_parse_size(e, &mtu) < 0)
-        mtu = DEFAULT_MTU;
+    size_t mtu = (size_t)gas_rt_config_size(GAS_CFG_UDP_MTU);   /* as gas_init loaded it */
     int path = 0;
     socklen_t len = sizeof path;
     if (getsockopt(fd, IPPROTO_IP, IP_MTU, &path, &len) == 0 && path > 0 && (size_t)path < mtu)
@@ -241,7 +224,8 @@ void bench_udp_note(const struct bench *b, FILE *f, const char *pre)
         return;
     inet_ntop(AF_INET, &u->to.sin_addr, to, sizeof to);
     fprintf(f, "%s  (rank 0 at %s -> an echo process beside rank %d at %s:%u; stream datagrams "
-            "of %zu B)\n", pre, u->from_ip, b->target, to, ntohs(u->to.sin_port), u->dgram);
+            "of %zu B; \"spin\" polls %.0f us (GAS_WAIT_SPIN) before it sleeps)\n", pre, u->from_ip,
+            b->target, to, ntohs(u->to.sin_port), u->dgram, u->poll_s[WAIT_SPIN] * 1e6);
 }
 
 void bench_udp_stop(struct bench *b)

@@ -168,6 +168,8 @@ struct gas_team {
     /* non-blocking collectives in call order */
     struct gas_co_sched *qhead, *qtail;
     int busy;                 /* the executor is inside this team */
+    int pending;              /* in the pending list (under its lock; team.c) */
+    size_t live_idx;          /* its index in gas_co_live */
     int in_call;              /* a thread of this rank is inside a collective call on the
                                  team (gas_co_call_enter) */
 };
@@ -176,12 +178,29 @@ extern uint64_t gas_co_scratch;        /* GAS_COLL_SCRATCH */
 extern uint64_t gas_co_zcopy_min;      /* GAS_COLL_ZCOPY_MIN (0: never) */
 extern uint64_t gas_co_test_pump_delay; /* GAS_TEST_COLL_PUMP_DELAY, ns (0: none) */
 
-/* The live teams of this rank (for progress).  Changed only by the thread
- * making collective calls, under gas_co_live_lock's write side; other
- * threads read them under its read side (gas_co_progress_all). */
+/* The live teams of this rank (the finalize checks walk them; progress walks
+ * only the pending list below).  Changed only by the thread making collective
+ * calls, under gas_co_live_lock's write side; other threads read the teams
+ * under its read side (gas_co_progress_all). */
 extern gas_team_t *gas_co_live;
 extern size_t gas_co_nlive;
 extern pthread_rwlock_t gas_co_live_lock;
+
+/*
+ * The pending list: the live teams whose queue may hold schedules, so that
+ * progress costs nothing per idle team (a rank may hold thousands).  After
+ * appending to t's queue (t->qhead set), the appender calls
+ * gas_co_pending_add(t); it never fails (team.c keeps room for every live
+ * team).  gas_co_pending_at(i), under gas_co_live_lock's read side, is the
+ * i-th listed team, or NULL past the end; it drops the teams whose queue it
+ * finds empty on the way, under the list's lock, so a team appended to
+ * meanwhile is listed again by its appender.  Another thread's drop may make
+ * a walk skip a team once (the next look pumps it).  gas_co_pending_none()
+ * is an unlocked hint: no team is listed.
+ */
+void gas_co_pending_add(gas_team_t t);
+gas_team_t gas_co_pending_at(size_t i);
+int gas_co_pending_none(void);
 
 /* Check a team argument for `call`: initialised and a live team of this rank. */
 gas_status_t gas_co_team_check(const char *call, gas_team_t team);

@@ -438,19 +438,22 @@ static void enqueue(struct gas_co_sched *s)
         __atomic_store_n(&t->qhead, s, __ATOMIC_RELEASE);
     t->qtail = s;
     gas_co_team_unlock(t);
+    gas_co_pending_add(t);   /* after qhead is set: see coll.h */
 }
 
+/* Pumps the teams of the pending list only: its cost does not grow with the
+ * number of live teams, only with those that have collectives queued. */
 int gas_co_progress_all(void)
 {
     int moved = 0;
+    if (gas_co_pending_none())
+        return 0;
     /* Any thread's wait comes here, while the collective thread may add or
-     * free a team (team.c): the list and its teams are read under the lock. */
+     * free a team (team.c): its teams are read under the lock. */
     pthread_rwlock_rdlock(&gas_co_live_lock);
-    for (size_t i = 0; i < gas_co_nlive; i++) {
-        gas_team_t t = gas_co_live[i];
-        if (__atomic_load_n(&t->qhead, __ATOMIC_ACQUIRE))
-            moved += team_pump(t);
-    }
+    gas_team_t t;
+    for (size_t i = 0; (t = gas_co_pending_at(i)) != NULL; i++)
+        moved += team_pump(t);
     pthread_rwlock_unlock(&gas_co_live_lock);
     return moved;
 }

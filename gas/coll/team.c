@@ -30,6 +30,11 @@ size_t gas_co_nlive;
  * (glibc's default), so a reader's nested wait may read-lock again. */
 pthread_rwlock_t gas_co_live_lock = PTHREAD_RWLOCK_INITIALIZER;
 static size_t live_cap;
+/* The pending list (coll.h): room for live_cap teams, so adding never fails.
+ * Under pending_lock; npending is also read unlocked (gas_co_pending_none). */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static gas_team_t *pending;
+static size_t npending;
 uint64_t gas_co_scratch, gas_co_zcopy_min, gas_co_test_pump_delay;
 
 gas_status_t gas_co_team_check(const char *call, gas_team_t team)
@@ -151,35 +156,91 @@ static gas_status_t set_nodes(gas_team_t t, const uint64_t *node_ids)
     return GAS_OK;
 }
 
+/* Take pending[i] out of the pending list (pending_lock held). */
+static void pending_drop(size_t i)
+{
+    pending[i]->pending = 0;
+    size_t n = npending - 1;
+    pending[i] = pending[n];
+    __atomic_store_n(&npending, n, __ATOMIC_RELAXED);
+}
+
+void gas_co_pending_add(gas_team_t t)
+{
+    pthread_mutex_lock(&pending_lock);
+    if (!t->pending) {
+        t->pending = 1;
+        pending[npending] = t;   /* room: t is live (live_add) */
+        __atomic_store_n(&npending, npending + 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&pending_lock);
+}
+
+gas_team_t gas_co_pending_at(size_t i)
+{
+    gas_team_t t = NULL;
+    pthread_mutex_lock(&pending_lock);
+    while (i < npending && __atomic_load_n(&pending[i]->qhead, __ATOMIC_ACQUIRE) == NULL)
+        pending_drop(i);
+    if (i < npending)
+        t = pending[i];
+    pthread_mutex_unlock(&pending_lock);
+    return t;
+}
+
+int gas_co_pending_none(void)
+{
+    return __atomic_load_n(&npending, __ATOMIC_RELAXED) == 0;
+}
+
+/* Room for one more live team in both lists (the write lock held). */
+static gas_status_t live_reserve(void)
+{
+    if (gas_co_nlive < live_cap)
+        return GAS_OK;
+    size_t ncap = live_cap ? 2 * live_cap : 16;
+    gas_team_t *n = realloc(gas_co_live, ncap * sizeof *n);
+    if (n == NULL)
+        return GAS_ERR_NOMEM;
+    gas_co_live = n;
+    pthread_mutex_lock(&pending_lock);   /* gas_co_pending_at reads it under this lock */
+    n = realloc(pending, ncap * sizeof *n);
+    if (n != NULL)
+        pending = n;
+    pthread_mutex_unlock(&pending_lock);
+    if (n == NULL)
+        return GAS_ERR_NOMEM;
+    live_cap = ncap;
+    return GAS_OK;
+}
+
 static gas_status_t live_add(gas_team_t t)
 {
-    gas_status_t st = GAS_OK;
     pthread_rwlock_wrlock(&gas_co_live_lock); /* the list may move */
-    if (gas_co_nlive == live_cap) {
-        size_t ncap = live_cap ? 2 * live_cap : 16;
-        gas_team_t *n = realloc(gas_co_live, ncap * sizeof *n);
-        if (n == NULL)
-            st = GAS_ERR_NOMEM;
-        else {
-            gas_co_live = n;
-            live_cap = ncap;
-        }
-    }
-    if (st == GAS_OK)
+    gas_status_t st = live_reserve();
+    if (st == GAS_OK) {
+        t->live_idx = gas_co_nlive;
         gas_co_live[gas_co_nlive++] = t;
+    }
     pthread_rwlock_unlock(&gas_co_live_lock);
     return st;
 }
 
-/* Once this returns, no other thread's progress holds t: it may be freed. */
+/* Once this returns, no other thread's progress holds t: it may be freed.
+ * O(1): the last live team takes t's place. */
 static void live_remove(gas_team_t t)
 {
     pthread_rwlock_wrlock(&gas_co_live_lock);
-    for (size_t i = 0; i < gas_co_nlive; i++)
-        if (gas_co_live[i] == t) {
-            gas_co_live[i] = gas_co_live[--gas_co_nlive];
-            break;
-        }
+    size_t i = t->live_idx;
+    if (i < gas_co_nlive && gas_co_live[i] == t) {
+        gas_co_live[i] = gas_co_live[--gas_co_nlive];
+        gas_co_live[i]->live_idx = i;
+    }
+    pthread_mutex_lock(&pending_lock);
+    for (size_t k = 0; t->pending && k < npending; k++)
+        if (pending[k] == t)
+            pending_drop(k);
+    pthread_mutex_unlock(&pending_lock);
     pthread_rwlock_unlock(&gas_co_live_lock);
 }
 
@@ -332,6 +393,11 @@ void gas_co_stop(void)
     free(gas_co_live);
     gas_co_live = NULL;
     gas_co_nlive = live_cap = 0;
+    pthread_mutex_lock(&pending_lock);
+    free(pending);
+    pending = NULL;
+    __atomic_store_n(&npending, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&pending_lock);
     pthread_rwlock_unlock(&gas_co_live_lock);
     gas_team_world_ = GAS_TEAM_NULL;
     gas_co_select_fini();

@@ -18,9 +18,14 @@
  *                 stderr in odd-sized pieces, then an unterminated last line
  *   early-exit    rank 1 exits 0 after HELLO (no FINI); the others barrier
  *   fork-hang     rank 0 leaves sleeping descendants (one in its group, one
- *                 in a new session) and a /dev/shm/gas-<jobid>-* file; then
- *                 rank 1 exits 1
+ *                 in a new session) and /dev/shm/gas-<jobid>-* entries (a
+ *                 file; a directory with a file, a subdirectory and a link to
+ *                 /dev/shm); then rank 1 exits 1
  *   fork-ok       as fork-hang, but every rank then finishes and exits 0
+ *   shm END       rank 0 leaves the /dev/shm entries of fork-hang and prints
+ *                 the job id; BARRIER; then END: ok (FINI, exit 0), crash
+ *                 (rank 1 raises SIGSEGV, the others wait in a barrier) or
+ *                 hang (every rank sleeps)
  *   stdin         rank 0 counts its stdin bytes; others check for /dev/null
  *   pipeline      requests sent without waiting for replies: BARRIER and
  *                 KV_GET back to back, a value of the largest size, 12000
@@ -363,6 +368,41 @@ static void write_lines(int fd, int count, const char *stream)
     free(buf);
 }
 
+static void make_file(const char *path)
+{
+    int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0)
+        die("create %s: %s", path, strerror(errno));
+    close(fd);
+}
+
+static void make_dir(const char *path)
+{
+    if (mkdir(path, 0700) < 0)
+        die("mkdir %s: %s", path, strerror(errno));
+}
+
+/* /dev/shm entries of the job for gasrun to sweep: a file, and a directory
+ * holding a file, a subdirectory with a file, and a symbolic link to
+ * /dev/shm itself (a sweep that followed it would remove other jobs' files). */
+static void leave_shm(void)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/dev/shm/gas-%s-boot-client-test", job_id);
+    make_file(path);
+    snprintf(path, sizeof path, "/dev/shm/gas-%s-dir", job_id);
+    make_dir(path);
+    snprintf(path, sizeof path, "/dev/shm/gas-%s-dir/file", job_id);
+    make_file(path);
+    snprintf(path, sizeof path, "/dev/shm/gas-%s-dir/sub", job_id);
+    make_dir(path);
+    snprintf(path, sizeof path, "/dev/shm/gas-%s-dir/sub/file", job_id);
+    make_file(path);
+    snprintf(path, sizeof path, "/dev/shm/gas-%s-dir/shm-link", job_id);
+    if (symlink("/dev/shm", path) < 0)
+        die("symlink %s: %s", path, strerror(errno));
+}
+
 static void leave_descendants(void)
 {
     /* One child that stays in the rank's process group. */
@@ -390,12 +430,7 @@ static void leave_descendants(void)
         die("the session grandchild did not start");
     close(ready[0]);
     waitpid(p, NULL, 0);
-    char path[128];
-    snprintf(path, sizeof path, "/dev/shm/gas-%s-boot-client-test", job_id);
-    int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-    if (fd < 0)
-        die("create %s: %s", path, strerror(errno));
-    close(fd);
+    leave_shm();
 }
 
 /* ---- requests in flight -------------------------------------------------- */
@@ -616,6 +651,23 @@ int main(int argc, char **argv)
         if (rank == 1)
             exit(1);
         sleep_forever();
+    } else if (strcmp(mode, "shm") == 0) {
+        if (rank == 0) {
+            leave_shm();
+            printf("job id %s\n", job_id);
+        }
+        barrier();
+        if (strcmp(arg, "ok") == 0) {
+            send_msg(GAS_BOOT_FINI, NULL, 0);
+        } else if (strcmp(arg, "crash") == 0) {
+            if (rank == 1)
+                raise(SIGSEGV);
+            wait_in_barrier();
+        } else if (strcmp(arg, "hang") == 0) {
+            sleep_forever();
+        } else {
+            die("unknown shm ending '%s'", arg);
+        }
     } else {
         die("unknown mode '%s'", mode);
     }

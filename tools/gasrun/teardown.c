@@ -8,7 +8,7 @@
  * does the same with the signal itself instead of SIGTERM; a second one kills
  * at once.  When every rank is reaped, the final sweep kills what is left of
  * each group and every other descendant (gasrun is their subreaper), and
- * removes /dev/shm/gas-<jobid>-* files.
+ * removes /dev/shm/gas-<jobid>-* files and directories.
  */
 #include "gasrun.h"
 #include "log.h"
@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -190,6 +191,63 @@ void gr_job_sweep(struct gr_job *job)
     }
 }
 
+/* How deep remove_tree goes into a directory of the job (each level holds a descriptor). */
+#define GR_SHM_SWEEP_DEPTH 32
+
+/*
+ * Removes `name` in the directory open at dfd; a directory with everything in
+ * it, depth first.  It never follows a symbolic link (the link goes, not what
+ * it names: O_NOFOLLOW also holds if a directory is swapped for a link
+ * meanwhile) and never enters another file system than `dev` (a mount inside
+ * is left, and so is the directory holding it).  0, or -1 with errno of the
+ * first failure; what could be removed is removed either way.
+ */
+static int remove_tree(int dfd, const char *name, dev_t dev, int depth)
+{
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode))
+        return unlinkat(dfd, name, 0);
+    if (st.st_dev != dev) {
+        errno = EXDEV;
+        return -1;
+    }
+    if (depth >= GR_SHM_SWEEP_DEPTH) {
+        errno = ELOOP;
+        return -1;
+    }
+    int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0)
+        return -1;
+    DIR *d = fdopendir(sub);
+    if (d == NULL) {
+        int e = errno;
+        close(sub);
+        errno = e;
+        return -1;
+    }
+    int first_err = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (remove_tree(sub, de->d_name, dev, depth + 1) < 0 && first_err == 0)
+            first_err = errno;
+    }
+    closedir(d);
+    if (first_err != 0) {
+        errno = first_err;
+        return -1;
+    }
+    return unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+/*
+ * Removes every /dev/shm entry named gas-<jobid>-* (this job's id, all eight
+ * digits and the dash, so no other job's name matches): files, and
+ * directories with what they hold (remove_tree).
+ */
 void gr_shm_sweep(uint32_t job_id)
 {
     char prefix[32];
@@ -197,6 +255,11 @@ void gr_shm_sweep(uint32_t job_id)
     int dfd = open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return;
+    struct stat st;
+    if (fstat(dfd, &st) < 0) {
+        close(dfd);
+        return;
+    }
     DIR *d = fdopendir(dfd);
     if (d == NULL) {
         close(dfd);
@@ -206,7 +269,7 @@ void gr_shm_sweep(uint32_t job_id)
     while ((de = readdir(d)) != NULL) {
         if (strncmp(de->d_name, prefix, (size_t)plen) != 0)
             continue;
-        if (unlinkat(dfd, de->d_name, 0) == 0)
+        if (remove_tree(dfd, de->d_name, st.st_dev, 0) == 0)
             gr_info("removed /dev/shm/%s left by the job", de->d_name);
         else
             gr_msg("cannot remove /dev/shm/%s: %s", de->d_name, strerror(errno));
