@@ -8,11 +8,30 @@
  * gas_alloc/gas_dealloc back near malloc/free (see gas-bench-mem).  The cache
  * keeps no data inside the blocks (a remote rank may still write into a
  * freed block), is bounded per class, and is emptied into jemalloc when its
- * thread exits.  Blocks in it count as in use in the statistics.
+ * thread exits.
+ *
+ * arena_used (gas_al_arena_allocated) counts live blocks exactly, at their
+ * usable size: each thread adds what it hands out and subtracts what it
+ * frees, in its own record (two plain moves on a line the fast path touches
+ * anyway); a reader sums the records of all threads, those that exited, and
+ * the big blocks.  jemalloc's own statistics would count every block that
+ * sits in a cache (ours or a tcache's refill) as allocated.
+ *
+ * Entry and close: gas_alloc, gas_dealloc and gas_memory_stats may run in
+ * other threads while gas_finalize stops the arenas and unmaps the segment.
+ * Each brackets its work with gas_al_enter/gas_al_leave (arena_fast.h): a
+ * flag in the thread's own record, then a load of gas_al_gate.  Stop clears
+ * its open bit, runs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (every
+ * thread of the process passes a full fence: either stop sees a thread's
+ * flag or that thread sees the bit cleared; the userspace-RCU pairing,
+ * without a fence on the fast path) and waits until it has seen every
+ * registered thread outside once; only then are the arenas destroyed.  A
+ * thread's record outlives the arenas (its exit only unlinks and frees it).
  */
 #include "arena_fast.h"
 
 #include <jemalloc/jemalloc.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -21,7 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "big.h"
 #include "held.h"
@@ -66,7 +87,12 @@ static _Thread_local char fail_text[400];
 uint8_t gas_al_class_of_size[GAS_AL_CACHE_MAX + 1];
 uint8_t gas_al_class_of_usable[GAS_AL_CACHE_MAX / 8 + 1];
 uint16_t gas_al_class_cap[GAS_AL_MAX_CLASSES];
+static uint16_t class_size[GAS_AL_MAX_CLASSES];  /* usable bytes */
 static int nclasses;
+
+_Atomic int gas_al_gate;
+static _Atomic int64_t used_gone;     /* usable bytes counted by records since gone, and
+                                       * frees by threads that have no record */
 
 _Atomic uint64_t gas_al_gen;
 static struct gas_al_thr *threads;
@@ -111,6 +137,7 @@ static void thr_exit(void *arg)
         slot_threads[t->slot]--;
         pthread_mutex_unlock(&create_lock);
     }
+    atomic_fetch_add(&used_gone, atomic_load_explicit(&t->used, memory_order_relaxed));
     for (struct gas_al_thr **pp = &threads; *pp; pp = &(*pp)->next) {
         if (*pp == t) {
             *pp = t->next;
@@ -159,33 +186,50 @@ static int choose_slot(void)
     return s;
 }
 
+/*
+ * This thread's record, made and linked into `threads` now if it has none
+ * (NULL: no memory).  Records live until their thread exits, across
+ * gas_finalize; thr_setup makes one current for the arenas of now.
+ */
+__attribute__((noinline)) struct gas_al_thr *gas_al_thr_register(void)
+{
+    struct gas_al_thr *t = gas_al_self;
+    if (t != NULL)
+        return t;
+    pthread_once(&key_once, make_key);
+    size_t slots = 0;
+    for (int c = 0; c < GAS_AL_MAX_CLASSES; c++)
+        slots += 64;   /* the largest gas_al_class_cap */
+    t = calloc(1, sizeof *t);
+    void **stacks = calloc(slots, sizeof *stacks);
+    if (t == NULL || stacks == NULL) {
+        free(t);
+        free(stacks);
+        return NULL;
+    }
+    for (int c = 0; c < GAS_AL_MAX_CLASSES; c++)
+        t->bins[c].stack = stacks + (size_t)c * 64;
+    pthread_mutex_lock(&thr_lock);
+    t->next = threads;
+    threads = t;
+    pthread_mutex_unlock(&thr_lock);
+    pthread_setspecific(thr_key, t);
+    gas_al_self = t;
+    return t;
+}
+
 /* First use by this thread, or first since the arenas were recreated. */
 static __attribute__((noinline)) struct gas_al_thr *thr_setup(void)
 {
-    struct gas_al_thr *t = gas_al_self;
     uint64_t now = atomic_load_explicit(&gas_al_gen, memory_order_acquire);
-    if (t == NULL) {
-        size_t slots = 0;
-        for (int c = 0; c < GAS_AL_MAX_CLASSES; c++)
-            slots += 64;   /* the largest gas_al_class_cap */
-        t = calloc(1, sizeof *t);
-        void **stacks = calloc(slots, sizeof *stacks);
-        if (t == NULL || stacks == NULL) {
-            free(t);
-            free(stacks);
-            return NULL;
-        }
-        for (int c = 0; c < GAS_AL_MAX_CLASSES; c++)
-            t->bins[c].stack = stacks + (size_t)c * 64;
-        pthread_mutex_lock(&thr_lock);
-        t->next = threads;
-        threads = t;
-        pthread_mutex_unlock(&thr_lock);
-        pthread_setspecific(thr_key, t);
-        gas_al_self = t;
-    }
+    struct gas_al_thr *t = gas_al_thr_register();
+    /* Stopped: the arenas are gone (a late internal free; gas_al_enter refuses the API's). */
+    if (t == NULL || !gas_al_open())
+        return NULL;
     memset(t->tc, 0, sizeof t->tc);
     flush_bins(t, 0);
+    for (int c = 0; c < nclasses; c++)
+        t->bins[c].size = class_size[c];
     t->slot = choose_slot();
     t->gen = now;
     return t;
@@ -453,6 +497,7 @@ static void build_classes(void)
         if (u != last) {
             uint32_t cap = CACHE_BYTES / (uint32_t)u;
             gas_al_class_cap[nclasses] = (uint16_t)(cap < 4 ? 4 : cap > 64 ? 64 : cap);
+            class_size[nclasses] = (uint16_t)u;
             gas_al_class_of_usable[u / 8] = (uint8_t)nclasses++;
             last = u;
         }
@@ -508,9 +553,84 @@ static int auto_per_node(void)
     return most < AUTO_PER_NODE_MAX ? most : AUTO_PER_NODE_MAX;
 }
 
+static pthread_once_t mb_once = PTHREAD_ONCE_INIT;
+
+/*
+ * Once per process: ask for the expedited private membarrier that
+ * close_arenas relies on; where the kernel (or a seccomp filter) refuses it,
+ * gas_al_enter fences instead.
+ */
+static void membarrier_setup(void)
+{
+    long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    int ok = cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+             syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    if (!ok)
+        atomic_fetch_or(&gas_al_gate, GAS_AL_GATE_FENCE);
+}
+
+/*
+ * gas_al_enter's rare cases: this thread has no record yet (t NULL: made
+ * here), the arenas are closed, or there is no membarrier and the ordering
+ * takes a fence here.
+ */
+struct gas_al_thr *gas_al_enter_slow(struct gas_al_thr *t)
+{
+    if (t == NULL) {
+        if ((t = gas_al_thr_register()) == NULL)
+            return NULL;
+        atomic_store_explicit(&t->inside, 1, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst);
+    }
+    int gate = atomic_load_explicit(&gas_al_gate, memory_order_relaxed);
+    if (gate & GAS_AL_GATE_FENCE) {
+        atomic_thread_fence(memory_order_seq_cst);
+        gate = atomic_load_explicit(&gas_al_gate, memory_order_relaxed);
+    }
+    if (gate & GAS_AL_GATE_OPEN)
+        return t;
+    atomic_store_explicit(&t->inside, 0, memory_order_release);
+    return NULL;
+}
+
+/*
+ * Close the arenas to gas_al_enter and wait until every call inside has
+ * left: afterwards no thread touches the arenas, the live map or the
+ * segment through gas_alloc/gas_dealloc/gas_memory_stats.  Each thread needs
+ * to be seen outside once (it cannot come back in); the scan does not hold
+ * thr_lock while it waits, because a thread inside may need it.
+ */
+static void close_arenas(void)
+{
+    pthread_once(&mb_once, membarrier_setup);
+    int gate = atomic_fetch_and(&gas_al_gate, ~GAS_AL_GATE_OPEN);
+    if ((gate & GAS_AL_GATE_FENCE) ||
+        syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+        atomic_thread_fence(memory_order_seq_cst);
+    pthread_mutex_lock(&thr_lock);
+    for (struct gas_al_thr *t = threads; t; t = t->next)
+        t->seen_out = 0;
+    pthread_mutex_unlock(&thr_lock);
+    for (;;) {
+        int waiting = 0;
+        pthread_mutex_lock(&thr_lock);
+        for (struct gas_al_thr *t = threads; t; t = t->next) {
+            if (!t->seen_out && atomic_load_explicit(&t->inside, memory_order_acquire))
+                waiting = 1;
+            else
+                t->seen_out = 1;
+        }
+        pthread_mutex_unlock(&thr_lock);
+        if (!waiting)
+            return;
+        sched_yield();
+    }
+}
+
 gas_status_t gas_al_arenas_start(const struct gas_al_arena_cfg *c)
 {
     pthread_once(&key_once, make_key);
+    pthread_once(&mb_once, membarrier_setup);
     build_classes();
     cfg = *c;
     int groups = c->place->ngroups > 0 ? c->place->ngroups : 1;
@@ -538,11 +658,14 @@ gas_status_t gas_al_arenas_start(const struct gas_al_arena_cfg *c)
                  : why == GAS_AL_ARENA_NOBACKING ? GAS_ERR_NOMEM : GAS_ERR_INTERNAL;
         }
     }
+    atomic_store(&used_gone, 0);
+    atomic_fetch_or(&gas_al_gate, GAS_AL_GATE_OPEN);
     return GAS_OK;
 }
 
 void gas_al_arenas_stop(void)
 {
+    close_arenas();
     pthread_mutex_lock(&thr_lock);
     uint64_t now = atomic_load(&gas_al_gen);
     for (struct gas_al_thr *t = threads; t; t = t->next) {
@@ -551,7 +674,9 @@ void gas_al_arenas_stop(void)
         if (t->gen == now)
             destroy_tcaches(t);
         t->gen = 0;
+        atomic_store_explicit(&t->used, 0, memory_order_relaxed);
     }
+    atomic_store(&used_gone, 0);
     pthread_mutex_unlock(&thr_lock);
     for (int s = 0; s < nslots; s++) {
         if (atomic_load(&arenas[s].ready))
@@ -630,9 +755,12 @@ void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p)
         return NULL;
     }
     if (nbytes <= GAS_AL_CACHE_MAX) {
-        struct gas_al_bin *b = &t->bins[gas_al_class_of_size[nbytes]];
-        if (b->n > 0)
+        unsigned c = gas_al_class_of_size[nbytes];
+        struct gas_al_bin *b = &t->bins[c];
+        if (b->n > 0) {
+            gas_al_count(t, b->size);
             return b->stack[--b->n];
+        }
     }
     fail_why = 0;
     int purged = 0;   /* once per allocation: a second purge finds nothing new */
@@ -659,8 +787,10 @@ void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p)
         fail_why = 0;
         p = mallocx(nbytes, flags);
     }
-    if (__builtin_expect(p != NULL, 1))
+    if (__builtin_expect(p != NULL, 1)) {
+        gas_al_count(t, (int64_t)sallocx(p, 0));
         return p;
+    }
     *why_p = fail_why ? fail_why : GAS_AL_ARENA_NOMEM;
     return NULL;
 }
@@ -673,6 +803,10 @@ void gas_al_arena_free_slow(void *p, size_t usable)
 {
     struct gas_al_thr *t = thr_get();
     if (__builtin_expect(t == NULL, 0)) {
+        /* Stopped: the block went with its arena.  Else no record (no memory): straight back. */
+        if (!gas_al_open())
+            return;
+        atomic_fetch_sub(&used_gone, (int64_t)(usable ? usable : sallocx(p, 0)));
         dallocx(p, MALLOCX_TCACHE_NONE);
         return;
     }
@@ -684,6 +818,7 @@ void gas_al_arena_free_slow(void *p, size_t usable)
      */
     int s = t->slot;
     size_t u = usable ? usable : sallocx(p, 0);
+    gas_al_count(t, -(int64_t)u);
     if (u <= GAS_AL_CACHE_MAX && gas_al_class_of_usable[u / 8] != 0xff) {
         int c = gas_al_class_of_usable[u / 8];
         struct gas_al_bin *b = &t->bins[c];
@@ -707,33 +842,19 @@ int gas_al_arena_count(void)
 }
 
 /*
- * One thread at a time reads jemalloc's statistics: refreshing them (the
- * epoch) is global work, and two threads doing it at once showed
- * ThreadSanitizer a jemalloc-internal mmap and mutex use that it cannot see
- * ordered (jemalloc is not instrumented).
+ * Exact while no other thread allocates or frees: the big blocks, plus what
+ * every thread's record and the records gone have counted (arena.c's top).
+ * A thread's record may be negative (it freed blocks other threads made).
  */
-static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-
 uint64_t gas_al_arena_allocated(void)
 {
     pthread_mutex_lock(&big_lock);
-    uint64_t epoch = 1, total = big.live_bytes;
+    uint64_t big_bytes = big.live_bytes;
     pthread_mutex_unlock(&big_lock);
-    size_t sz = sizeof epoch;
-    pthread_mutex_lock(&stats_lock);
-    mallctl("epoch", &epoch, &sz, &epoch, sz);
-    for (int s = 0; s < nslots; s++) {
-        if (!atomic_load_explicit(&arenas[s].ready, memory_order_acquire))
-            continue;
-        static const char *const kinds[] = {"small", "large"};
-        for (int k = 0; k < 2; k++) {
-            char path[80];
-            size_t v = 0, vs = sizeof v;
-            snprintf(path, sizeof path, "stats.arenas.%u.%s.allocated", arenas[s].ind, kinds[k]);
-            if (mallctl(path, &v, &vs, NULL, 0) == 0)
-                total += v;
-        }
-    }
-    pthread_mutex_unlock(&stats_lock);
-    return total;
+    pthread_mutex_lock(&thr_lock);
+    int64_t sum = atomic_load(&used_gone);
+    for (struct gas_al_thr *t = threads; t; t = t->next)
+        sum += atomic_load_explicit(&t->used, memory_order_relaxed);
+    pthread_mutex_unlock(&thr_lock);
+    return big_bytes + (sum > 0 ? (uint64_t)sum : 0);
 }

@@ -26,8 +26,10 @@
  * (finding its arena would take jemalloc's ctl mutex on every free), so that
  * thread may reuse it first.
  *
- * Thread-safe; gas_al_arenas_start/stop are not, and no other thread may be
- * in gas_al_arena_* while they run.
+ * Thread-safe; gas_al_arenas_start/stop are not: no other thread may be in
+ * gas_al_arena_* while start runs, nor outside a gas_al_enter bracket while
+ * stop runs.  Stop first closes the arenas to gas_al_enter (arena_fast.h)
+ * and waits for the threads inside to leave.
  */
 #ifndef GAS_AL_ARENA_H
 #define GAS_AL_ARENA_H
@@ -63,7 +65,9 @@ enum gas_al_arena_fail { GAS_AL_ARENA_NOSPACE = 1, GAS_AL_ARENA_NOBACKING = 2, G
 /* After GAS_AL_ARENA_NOBACKING: why backing failed (this thread's last failure). */
 const char *gas_al_arena_failure(void);
 
-/* Number of arenas, and bytes in live blocks over all of them. */
+/* Number of arenas, and bytes in live blocks over all of them (each at its usable
+ * size: jemalloc's size class, or whole pages for a big block; exact while no
+ * other thread allocates or frees, cached free blocks not counted). */
 int gas_al_arena_count(void);
 uint64_t gas_al_arena_allocated(void);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* An unnamed file in dir; a named one unlinked at once where O_TMPFILE is not supported. */
@@ -146,14 +147,46 @@ uint64_t gas_al_segment_backed(const struct gas_al_segment *seg)
     return (uint64_t)st.st_blocks * 512u;
 }
 
+/* cachestat(2), Linux 6.5: pages of a file's range in its page cache (libc has no wrapper). */
+#define CACHESTAT_NR 451   /* the same on every architecture */
+struct cachestat_range {
+    uint64_t off, len;
+};
+struct cachestat_counts {
+    uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+uint64_t gas_al_segment_unbacked(const struct gas_al_segment *seg, uint64_t off, uint64_t len)
+{
+    /* fallocate'd shmem pages are in the page cache but not "uptodate": SEEK_DATA
+     * and mincore call them holes, cachestat counts them. */
+    enum { PAGE = 4096 };
+    uint64_t first = off / PAGE, pages = len ? (off + len - 1) / PAGE - first + 1 : 0;
+    struct cachestat_range r = {.off = off, .len = len};
+    struct cachestat_counts c = {0};
+    if (len == 0 || syscall(CACHESTAT_NR, seg->fd, &r, &c, 0) != 0 || c.nr_cache > pages)
+        return len;   /* cannot tell (before Linux 6.5): all of it */
+    return (pages - c.nr_cache) * PAGE;
+}
+
+/*
+ * Only the pages of the range not backed yet need memory (a range freed and
+ * taken again keeps its pages): the limits are asked about those alone.
+ * hugetlbfs cannot say which of its pages are there, but its fallocate fails
+ * cleanly (ENOSPC) when the pool is short: it is the check there, and the
+ * pool explains a failure.
+ */
 int gas_al_segment_back(const struct gas_al_segment *seg, const struct gas_al_limits *l,
                         uint64_t off, uint64_t len, char *why, size_t cap)
 {
-    if (gas_al_limits_room(l, seg->hugetlb, len, why, cap) != 0)
+    uint64_t need = seg->hugetlb ? 0 : gas_al_segment_unbacked(seg, off, len);
+    if (need > 0 && gas_al_limits_room(l, 0, need, why, cap) != 0)
         return -1;
     if (fallocate(seg->fd, 0, (off_t)off, (off_t)len) == 0)
         return 0;
     int err = errno;
+    if (seg->hugetlb && gas_al_limits_room(l, 1, len, why, cap) != 0)
+        return -1;
     char desc[400], a[32];
     gas_al_limits_describe(l, seg->hugetlb, desc, sizeof desc);
     gas_rt_format_bytes(a, sizeof a, len);

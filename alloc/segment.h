@@ -81,8 +81,9 @@ void gas_al_segment_destroy(struct gas_al_segment *seg);
 uint64_t gas_al_segment_backed(const struct gas_al_segment *seg);
 
 /*
- * Back [off, off + len) now (GAS_PREFAULT), after checking the limits: 0, or
- * -1 with `why` naming the limit that refused it.
+ * Back [off, off + len) now (GAS_PREFAULT), after checking the limits for
+ * the part of it not backed yet: 0, or -1 with `why` naming the limit that
+ * refused it.
  */
 struct gas_al_limits;
 int gas_al_segment_back(const struct gas_al_segment *seg, const struct gas_al_limits *l,
@@ -90,6 +91,11 @@ int gas_al_segment_back(const struct gas_al_segment *seg, const struct gas_al_li
 
 /* Give back the memory of [off, off + len) (only for ranges nobody uses or registered). */
 void gas_al_segment_unback(const struct gas_al_segment *seg, uint64_t off, uint64_t len);
+
+/* Bytes of the pages of [off, off + len) that are not in the segment file
+ * (cachestat(2); swapped-out pages count as not there): all of len where
+ * the kernel cannot tell (before Linux 6.5).  Not for hugetlb segments. */
+uint64_t gas_al_segment_unbacked(const struct gas_al_segment *seg, uint64_t off, uint64_t len);
 
 /* Does [off, off + len) read as zero without being backed (a hole)? */
 int gas_al_segment_is_hole(const struct gas_al_segment *seg, uint64_t off, uint64_t len);

@@ -37,11 +37,23 @@ struct gas_gs_state {
 
 extern struct gas_gs_state gas_gs;
 
+/* The phase, from any thread: gas_finalize may change it meanwhile (writers store it atomically). */
+static inline int gas_gs_phase(void)
+{
+    return __atomic_load_n(&gas_gs.phase, __ATOMIC_ACQUIRE);
+}
+
+static inline void gas_gs_set_phase(int phase)
+{
+    __atomic_store_n(&gas_gs.phase, phase, __ATOMIC_RELEASE);
+}
+
 /* Why libgas cannot be used now (phase not UP): "libgas is <this>". */
 static inline const char *gas_gs_phase_why(void)
 {
-    return gas_gs.phase == GAS_GS_NEVER ? "not initialised (call gas_init first)"
-         : gas_gs.phase == GAS_GS_CHILD
+    int phase = gas_gs_phase();
+    return phase == GAS_GS_NEVER ? "not initialised (call gas_init first)"
+         : phase == GAS_GS_CHILD
              ? "not usable in a child that fork() made: it serves only the process that called "
                "gas_init (a child may exec or exit)"
              : "finalised (gas_finalize was called)";
@@ -51,7 +63,7 @@ static inline const char *gas_gs_phase_why(void)
  * logged at the caller's file and line (the API function's), not this header's. */
 static inline gas_status_t gas_gs_check_at(const char *file, int line, const char *call)
 {
-    if (__builtin_expect(gas_gs.phase == GAS_GS_UP, 1))
+    if (__builtin_expect(gas_gs_phase() == GAS_GS_UP, 1))
         return GAS_OK;
     return gas_rt_error_at(file, line, GAS_ERR_NOT_INIT, call, "libgas is %s", gas_gs_phase_why());
 }

@@ -46,31 +46,61 @@ static __attribute__((noinline, cold)) gas_status_t alloc_failed(size_t nbytes, 
     }
 }
 
-static __attribute__((noinline, cold)) gas_status_t alloc_refused(void)
+/*
+ * Why gas_al_enter refused `call` (entered: NULL): not initialised, or
+ * gas_finalize has begun in another thread (GAS_ERR_NOT_INIT), or no memory
+ * for the calling thread's allocator state (GAS_ERR_NOMEM).
+ */
+static __attribute__((noinline, cold)) gas_status_t enter_refused(const char *call)
 {
+    gas_status_t st = gas_gs_check(call);
+    if (st != GAS_OK)
+        return st;
+    if (!gas_al_open())
+        return gas_rt_error(GAS_ERR_NOT_INIT, call,
+                            "libgas is being finalised (gas_finalize was called in another thread)");
+    return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for this thread's allocator state");
+}
+
+/* Leave t (gas_al_enter's, or NULL) and return the error for a refused gas_alloc. */
+static __attribute__((noinline, cold)) gas_status_t alloc_refused(struct gas_al_thr *t)
+{
+    if (t == NULL)
+        return enter_refused("gas_alloc");
+    gas_al_leave(t);
     gas_status_t st = gas_gs_check("gas_alloc");
     return st != GAS_OK ? st : gas_rt_error(GAS_ERR_INVALID, "gas_alloc", "ptr_p is NULL");
 }
 
+/*
+ * gas_alloc, gas_dealloc and gas_memory_stats run inside gas_al_enter/leave:
+ * gas_finalize in another thread waits for them before it stops the arenas,
+ * and refuses them from then on (alloc/arena.c, "entry and close").
+ */
 GAS_EXPORT gas_status_t gas_alloc(size_t nbytes, gas_ptr_t *ptr_p)
 {
-    if (__builtin_expect(gas_gs.phase != GAS_GS_UP || ptr_p == NULL, 0))
-        return alloc_refused();
-    if (nbytes == 0) {
-        *ptr_p = GAS_NULL;
-        return GAS_OK;
-    }
+    struct gas_al_thr *t = gas_al_enter();
+    if (__builtin_expect(t == NULL || gas_gs_phase() != GAS_GS_UP || ptr_p == NULL, 0))
+        return alloc_refused(t);
+    gas_status_t st = GAS_OK;
     int why = 0;
-    void *m = nbytes < gas_gs.seg.size ? gas_al_arena_alloc(nbytes, &why) : NULL;
-    if (__builtin_expect(m == NULL, 0))
-        return alloc_failed(nbytes, why ? why : GAS_AL_ARENA_NOSPACE);
-    uint64_t off = (uint64_t)((char *)m - gas_gs.seg.base);
-    if (__builtin_expect(gas_al_live_set(off) < 0, 0)) {
-        gas_al_arena_free(m);
-        return alloc_failed(nbytes, GAS_AL_ARENA_NOMEM);
+    void *m = nbytes != 0 && nbytes < gas_gs.seg.size ? gas_al_arena_alloc_as(t, nbytes, &why) : NULL;
+    if (__builtin_expect(m == NULL, 0)) {
+        if (nbytes == 0)
+            *ptr_p = GAS_NULL;
+        else
+            st = alloc_failed(nbytes, why ? why : GAS_AL_ARENA_NOSPACE);
+    } else {
+        uint64_t off = (uint64_t)((char *)m - gas_gs.seg.base);
+        if (__builtin_expect(gas_al_live_set(off) == 0, 1)) {
+            *ptr_p = gas_ptr_make(gas_gs.rank, off);
+        } else {
+            gas_al_arena_free_as(t, m);
+            st = alloc_failed(nbytes, GAS_AL_ARENA_NOMEM);
+        }
     }
-    *ptr_p = gas_ptr_make(gas_gs.rank, off);
-    return GAS_OK;
+    gas_al_leave(t);
+    return st;
 }
 
 static __attribute__((noinline, cold)) gas_status_t dealloc_refused(gas_ptr_t p)
@@ -93,29 +123,31 @@ static __attribute__((noinline, cold)) gas_status_t dealloc_refused(gas_ptr_t p)
 
 GAS_EXPORT gas_status_t gas_dealloc(gas_ptr_t p)
 {
-    if (p == GAS_NULL && gas_gs.phase == GAS_GS_UP)
+    if (p == GAS_NULL && gas_gs_phase() == GAS_GS_UP)
         return GAS_OK;
+    struct gas_al_thr *t = gas_al_enter();
+    if (__builtin_expect(t == NULL, 0))
+        return enter_refused("gas_dealloc");
+    gas_status_t st = GAS_OK;
     uint64_t off = gas_ptr_offset(p);
     uint64_t floor = __atomic_load_n(&gas_gs.space.floor, __ATOMIC_RELAXED);
-    if (__builtin_expect(gas_gs.phase != GAS_GS_UP || gas_ptr_rank(p) != gas_gs.rank ||
+    if (__builtin_expect(gas_gs_phase() != GAS_GS_UP || gas_ptr_rank(p) != gas_gs.rank ||
                              off < floor || off >= gas_gs.seg.size || off % 8 != 0, 0))
-        return dealloc_refused(p);
-    if (__builtin_expect(!gas_al_live_clear(off), 0))
-        return gas_rt_error(GAS_ERR_INVALID, "gas_dealloc",
-                            "0x%llx (offset %llu) is not a live block from gas_alloc: it was "
-                            "freed already (gas_dealloc twice) or is not the start of a block; "
-                            "nothing was done", (unsigned long long)p, (unsigned long long)off);
-    gas_al_arena_free(gas_gs.seg.base + off);
-    return GAS_OK;
+        st = dealloc_refused(p);
+    else if (__builtin_expect(!gas_al_live_clear(off), 0))
+        st = gas_rt_error(GAS_ERR_INVALID, "gas_dealloc",
+                          "0x%llx (offset %llu) is not a live block from gas_alloc: it was "
+                          "freed already (gas_dealloc twice) or is not the start of a block; "
+                          "nothing was done", (unsigned long long)p, (unsigned long long)off);
+    else
+        gas_al_arena_free_as(t, gas_gs.seg.base + off);
+    gas_al_leave(t);
+    return st;
 }
 
-GAS_EXPORT gas_status_t gas_memory_stats(gas_mem_stats_t *stats_p)
+/* gas_memory_stats's snapshot (inside gas_al_enter, initialised). */
+static void stats_fill(gas_mem_stats_t *stats_p)
 {
-    gas_status_t st = gas_gs_check("gas_memory_stats");
-    if (st != GAS_OK)
-        return st;
-    if (stats_p == NULL)
-        return gas_rt_error(GAS_ERR_INVALID, "gas_memory_stats", "stats_p is NULL");
     gas_mem_stats_t s;
     memset(&s, 0, sizeof s);
     uint64_t heap_end = 0, floor = 0;
@@ -143,5 +175,18 @@ GAS_EXPORT gas_status_t gas_memory_stats(gas_mem_stats_t *stats_p)
                  gas_gs.limits.dir);
     copy_str(s.backing, sizeof s.backing, backing);
     *stats_p = s;
-    return GAS_OK;
+}
+
+GAS_EXPORT gas_status_t gas_memory_stats(gas_mem_stats_t *stats_p)
+{
+    struct gas_al_thr *t = gas_al_enter();
+    if (t == NULL)
+        return enter_refused("gas_memory_stats");
+    gas_status_t st = gas_gs_check("gas_memory_stats");
+    if (st == GAS_OK && stats_p == NULL)
+        st = gas_rt_error(GAS_ERR_INVALID, "gas_memory_stats", "stats_p is NULL");
+    if (st == GAS_OK)
+        stats_fill(stats_p);
+    gas_al_leave(t);
+    return st;
 }

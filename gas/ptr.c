@@ -17,7 +17,7 @@ void gas_gs_split_compute(uint64_t nranks, unsigned *rank_bits_p, unsigned *offs
 
 GAS_EXPORT void *gas_ptr_local(gas_ptr_t p)
 {
-    if (gas_gs.phase != GAS_GS_UP || p == GAS_NULL)
+    if (gas_gs_phase() != GAS_GS_UP || p == GAS_NULL)
         return NULL;
     int rank = gas_ptr_rank(p);
     uint64_t off = gas_ptr_offset(p);

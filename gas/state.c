@@ -42,7 +42,7 @@ gas_status_t gas_gs_start(int rank, int nranks, const struct gas_al_segment *seg
         .offset_mask = obits >= 64 ? UINT64_MAX : (1ull << obits) - 1,
         .rank = rank, .local_base = seg->base, .segment_size = seg->size,
     };
-    gas_gs.phase = GAS_GS_UP;
+    gas_gs_set_phase(GAS_GS_UP);
     return GAS_OK;
 }
 
@@ -79,22 +79,22 @@ void gas_gs_stop(void)
     free(gas_gs.allocs);
     gas_gs.allocs = NULL;
     gas_gs.nallocs = gas_gs.allocs_cap = 0;
-    gas_gs.phase = GAS_GS_DOWN;
+    gas_gs_set_phase(GAS_GS_DOWN);
     gas_ptr_split_.rank = -1;
     gas_ptr_split_.local_base = NULL;
 }
 
 GAS_EXPORT int gas_initialized(void)
 {
-    return gas_gs.phase == GAS_GS_UP;
+    return gas_gs_phase() == GAS_GS_UP;
 }
 
 GAS_EXPORT int gas_rank(void)
 {
-    return gas_gs.phase == GAS_GS_UP ? gas_gs.rank : -1;
+    return gas_gs_phase() == GAS_GS_UP ? gas_gs.rank : -1;
 }
 
 GAS_EXPORT int gas_nranks(void)
 {
-    return gas_gs.phase == GAS_GS_UP ? gas_gs.nranks : 0;
+    return gas_gs_phase() == GAS_GS_UP ? gas_gs.nranks : 0;
 }

@@ -47,7 +47,13 @@
  * as the team's next call); gas_barrier, gas_malloc, gas_malloc_dist and
  * gas_free count as calls on GAS_TEAM_WORLD.
  * gas_alloc, gas_dealloc and gas_memory_stats may be called from any thread
- * at any time between gas_init and gas_finalize.
+ * at any time between gas_init and gas_finalize, and may overlap a
+ * gas_finalize that another thread of the rank runs: each such call either
+ * completes as usual (gas_finalize waits for it before it releases the
+ * segment; a block it returned is gone with the segment) or fails with
+ * GAS_ERR_NOT_INIT and does nothing (once gas_finalize has begun to release
+ * the memory, or has returned).  Threads that used them may exit at any time,
+ * before or after gas_finalize.
  *
  * Memory: each rank's segment is a reservation of address space that is
  * backed page by page when first touched, so it can be far larger than the
@@ -407,7 +413,12 @@ typedef struct gas_mem_stats {
                                * collective scratch, GAS_COLL_SCRATCH); not in heap_used */
     uint64_t arena_reserved;  /* bytes at the top of the segment held by the gas_alloc arenas */
     uint64_t arena_used;      /* bytes in live gas_alloc blocks, and in the collective
-                               * scratch of teams split from others (taken from the arenas) */
+                               * scratch of teams split from others (taken from the arenas);
+                               * each block counted at the size the allocator gave it
+                               * (jemalloc's size class, e.g. 8 for 1 byte and 112 for 100;
+                               * from 1 MiB, whole 4 KiB pages); freed blocks that a thread
+                               * keeps cached for reuse are not counted.  Exact whenever no
+                               * other thread of the rank allocates or frees meanwhile */
     uint64_t unclaimed;       /* bytes between the two, free for either to grow into */
     uint64_t peers_mapped;    /* bytes of node peers' segments this process maps */
     int numa_node;            /* the node the segment is bound to or prefers, -1 if none */

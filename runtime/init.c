@@ -37,20 +37,20 @@ static void abort_through_launcher(int code, const char *msg)
  * connection is the parent's too: the child never writes to it. */
 static void forked_child(void)
 {
-    if (gas_gs.phase == GAS_GS_UP) {
-        gas_gs.phase = GAS_GS_CHILD;
+    if (gas_gs_phase() == GAS_GS_UP) {
+        gas_gs_set_phase(GAS_GS_CHILD);
         gas_rt_abort_hook = NULL; /* an error that aborts ends the child, not the job */
     }
 }
 
 GAS_EXPORT gas_status_t gas_init(void)
 {
-    if (gas_gs.phase == GAS_GS_UP)
+    if (gas_gs_phase() == GAS_GS_UP)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init", "libgas is already initialised");
-    if (gas_gs.phase == GAS_GS_DOWN)
+    if (gas_gs_phase() == GAS_GS_DOWN)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init",
                             "libgas cannot be initialised again after gas_finalize");
-    if (gas_gs.phase == GAS_GS_CHILD)
+    if (gas_gs_phase() == GAS_GS_CHILD)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init",
                             "this is a child that fork() made of a process that uses libgas: "
                             "its segment and peers are the parent's (exec a new program instead)");
@@ -152,7 +152,7 @@ err_arenas:
     gas_al_arenas_stop();
 err_gas:
     gas_gs_stop();
-    gas_gs.phase = GAS_GS_NEVER;
+    gas_gs_set_phase(GAS_GS_NEVER);
 err_transport:
     gas_tl_fini();
 err_segment:

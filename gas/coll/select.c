@@ -160,7 +160,7 @@ static int alg_index(int c, const char *name, size_t len)
 GAS_EXPORT gas_status_t gas_coll_set_algorithm(gas_coll_t coll, const char *algorithm)
 {
     const char *call = "gas_coll_set_algorithm";
-    if (gas_gs.phase != GAS_GS_UP)
+    if (gas_gs_phase() != GAS_GS_UP)
         return gas_rt_error(GAS_ERR_NOT_INIT, call, "libgas is %s; to force an algorithm from "
                             "the start, set GAS_COLL_<NAME> (e.g. GAS_COLL_ALLREDUCE=ring)",
                             gas_gs_phase_why());

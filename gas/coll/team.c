@@ -610,7 +610,7 @@ GAS_EXPORT gas_status_t gas_team_split_node(gas_team_t parent, gas_team_t *team_
 
 static int live(gas_team_t t)
 {
-    return gas_gs.phase == GAS_GS_UP && t != GAS_TEAM_NULL && t->magic == GAS_CO_TEAM_MAGIC;
+    return gas_gs_phase() == GAS_GS_UP && t != GAS_TEAM_NULL && t->magic == GAS_CO_TEAM_MAGIC;
 }
 
 GAS_EXPORT int gas_team_rank(gas_team_t team)

@@ -2,9 +2,10 @@
  * mem_tool - a small rank program for the memory-limit scripts
  * (tests/scripts/mem-*.sh); not a test by itself.
  *
- *   mem_tool [--malloc BYTES] [--alloc BYTES] [--touch] [--stats]
+ *   mem_tool [--malloc BYTES [--again]] [--alloc BYTES] [--touch] [--stats]
  *
- * --malloc: gas_malloc BYTES per rank (collective); --alloc: gas_alloc BYTES
+ * --malloc: gas_malloc BYTES per rank (collective); --again: gas_free that
+ * array and gas_malloc it again (same place, pages still backed); --alloc: gas_alloc BYTES
  * on every rank; --touch: write one byte in every 4 KiB page of what was
  * allocated (this rank's share); --stats: print gas_memory_stats.  Prints
  * "mem_tool: OK" at the end, or "mem_tool: <call> failed: <status>: <message>"
@@ -61,7 +62,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     setenv("GAS_ERRORS", "return", 0);
     uint64_t mbytes = 0, abytes = 0;
-    int do_touch = 0, do_stats = 0;
+    int do_touch = 0, do_stats = 0, again = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--malloc") == 0 && i + 1 < argc)
             mbytes = size_arg(argv[++i]);
@@ -69,10 +70,13 @@ int main(int argc, char **argv)
             abytes = size_arg(argv[++i]);
         else if (strcmp(argv[i], "--touch") == 0)
             do_touch = 1;
+        else if (strcmp(argv[i], "--again") == 0)
+            again = 1;
         else if (strcmp(argv[i], "--stats") == 0)
             do_stats = 1;
         else {
-            fprintf(stderr, "usage: mem_tool [--malloc BYTES] [--alloc BYTES] [--touch] [--stats]\n");
+            fprintf(stderr, "usage: mem_tool [--malloc BYTES [--again]] [--alloc BYTES] [--touch] "
+                            "[--stats]\n");
             return 64;
         }
     }
@@ -85,6 +89,8 @@ int main(int argc, char **argv)
     if (mbytes) {
         gas_ptr_t a;
         st = gas_malloc((size_t)(mbytes * (uint64_t)n), &a);
+        if (st == GAS_OK && again && (st = gas_free(a)) == GAS_OK)
+            st = gas_malloc((size_t)(mbytes * (uint64_t)n), &a);
         if (st != GAS_OK) {
             printf("mem_tool: gas_malloc failed: %s: %s\n", gas_strerror(st), gas_last_error());
             gas_finalize();

@@ -6,6 +6,8 @@
 #    gas_init says so, naming GAS_SEGMENT_DIR;
 #  - /dev/shm exhausted later, GAS_PREFAULT=y: gas_malloc returns GAS_ERR_NOMEM
 #    on every rank, naming the tmpfs and its size;
+#  - GAS_PREFAULT=y: an array freed and allocated again takes no new memory
+#    (its pages are still backed), so it fits where two would not;
 #  - the same without GAS_PREFAULT: the rank that touches the page dies of
 #    SIGBUS after one line naming the limit (gasrun exits 128+7);
 #  - GAS_HUGEPAGES=on on a tmpfs mounted huge=always: huge pages really used
@@ -60,6 +62,20 @@ expect 135 "SIGBUS: no memory could back the page at offset" "touching past /dev
 grep -qF "the tmpfs at /dev/shm" "$out" && grep -qF "GAS_PREFAULT=y" "$out" ||
     fail "the SIGBUS report does not name the tmpfs and GAS_PREFAULT"
 [ -z "$(ls -A /dev/shm)" ] || fail "segment files left in /dev/shm: $(ls /dev/shm)"
+
+# GAS_PREFAULT=y checks the limits for the pages not backed yet: 24 MiB freed and
+# allocated again at the same place fits a 40 MiB /dev/shm (counting all of it
+# again, the check saw 48 MiB and refused).
+# The kernel tells which pages a range has from Linux 6.5 (cachestat); before,
+# the whole range is counted.
+kver=$(uname -r | cut -d- -f1)
+if [ "$(printf '6.5\n%s\n' "$kver" | sort -V | head -1)" = 6.5 ]; then
+    mount -o remount,size=40m /dev/shm
+    run env GAS_SEGMENT_DIR=/dev/shm GAS_PREFAULT=y "$GASRUN" -n 1 "$TOOL" --malloc 24m --again
+    expect 0 "mem_tool: OK" "GAS_PREFAULT=y: gas_malloc, gas_free, the same gas_malloc again"
+else
+    echo "skip: GAS_PREFAULT=y on a range backed before (Linux $kver has no cachestat)"
+fi
 unset GAS_SEGMENT_SIZE
 umount /dev/shm
 

@@ -31,7 +31,8 @@ run() { # ranks binary
 }
 for t in $B/tests/unit/test_*; do run - "$t"; done
 for t in test_put_get test_sizes test_atomics test_order test_bad_input test_layout \
-         test_alloc_threads test_alloc_model test_alloc_big test_exhaust test_placement; do
+         test_alloc_threads test_alloc_model test_alloc_big test_exhaust test_placement \
+         test_arena_used test_finalize_race; do
     [ -x $B/tests/mr/$t ] && run 3 $B/tests/mr/$t
 done
 run - $B/tests/mr/test_arena_hooks
@@ -71,6 +72,7 @@ if echo 'int main(void){return 0;}' | gcc -x c - $TSAN -o /dev/null 2>/dev/null;
            $T/tests/mr/test_atomics $T/tests/mr/test_udp_faults $T/tests/mr/test_udp_oneside \
            $T/tests/mr/test_udp_threads $T/tests/mr/test_rdma_threads $T/tests/mr/test_rdma_oneside \
            $T/tests/mr/test_alloc_threads $T/tests/mr/test_arena_auto \
+           $T/tests/mr/test_arena_used $T/tests/mr/test_finalize_race \
            $T/tests/mr/test_coll_stress >$T.build.log 2>&1; then
         export TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0
         B=$T
@@ -88,6 +90,9 @@ if echo 'int main(void){return 0;}' | gcc -x c - $TSAN -o /dev/null 2>/dev/null;
         run 2 $T/tests/mr/test_alloc_threads
         run 2 $T/tests/mr/test_arena_auto
         GAS_ARENAS=2 run 3 $T/tests/mr/test_alloc_threads
+        # arena_used's per-thread counts, and gas_finalize against other threads' calls.
+        GAS_SEGMENT_SIZE=256m run 2 $T/tests/mr/test_arena_used
+        GAS_SEGMENT_SIZE=64m run - $T/tests/mr/test_finalize_race
         # Collectives driven from other threads' waits while teams come and go.
         TEST_ITERS=200 run 3 $T/tests/mr/test_coll_stress
         GAS_TRANSPORT=udp TEST_ITERS=200 run 2 $T/tests/mr/test_coll_stress
