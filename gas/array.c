@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
+#include "runtime/wait.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,7 +386,8 @@ static gas_status_t malloc_in(const char *call, uint64_t nelems, size_t elem, ga
     return GAS_OK;
 }
 
-/* gas_malloc and gas_malloc_dist: a collective call on the world team (gas_co_call_enter). */
+/* gas_malloc and gas_malloc_dist: a collective call on the world team (gas_co_call_enter);
+ * its barriers (the call's, the heap's growth, GAS_PREFAULT's) within one GAS_TIMEOUT. */
 static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem,
                                   gas_dist_t dist, uint64_t block_elems, gas_ptr_t *array_p)
 {
@@ -394,8 +396,10 @@ static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem
         st = gas_co_call_enter(call, gas_team_world_);
     if (st != GAS_OK)
         return st;
-    return gas_co_call_leave(gas_team_world_,
-                             malloc_in(call, nelems, elem, dist, block_elems, array_p));
+    int began = gas_rt_call_begin();
+    st = malloc_in(call, nelems, elem, dist, block_elems, array_p);
+    gas_rt_call_end(began);
+    return gas_co_call_leave(gas_team_world_, st);
 }
 
 GAS_EXPORT gas_status_t gas_malloc(size_t nbytes, gas_ptr_t *array_p)
@@ -437,12 +441,18 @@ static gas_status_t free_in(gas_ptr_t array)
     return GAS_OK;
 }
 
+/* Its waits within one GAS_TIMEOUT (gas_rt_call_begin). */
 GAS_EXPORT gas_status_t gas_free(gas_ptr_t array)
 {
     gas_status_t st = gas_gs_check("gas_free");
     if (st == GAS_OK)
         st = gas_co_call_enter("gas_free", gas_team_world_);
-    return st != GAS_OK ? st : gas_co_call_leave(gas_team_world_, free_in(array));
+    if (st != GAS_OK)
+        return st;
+    int began = gas_rt_call_begin();
+    st = free_in(array);
+    gas_rt_call_end(began);
+    return gas_co_call_leave(gas_team_world_, st);
 }
 
 GAS_EXPORT gas_status_t gas_layout(gas_ptr_t p, gas_layout_t *layout_p)

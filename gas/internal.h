@@ -30,7 +30,7 @@ struct gas_gs_state {
     struct gas_al_limits limits;
     struct gas_al_place place;
     int prefault;             /* GAS_PREFAULT */
-    uint64_t barrier_epoch;
+    uint64_t barrier_epoch;   /* world barriers entered (atomic: wait notes read it) */
     gas_layout_t *allocs;     /* sorted by local_offset */
     size_t nallocs, allocs_cap;
 };
@@ -213,6 +213,10 @@ enum gas_gs_call_kind {
  */
 gas_status_t gas_gs_barrier_call(const char *call, enum gas_gs_call_kind kind, uint64_t args,
                                  int *args_differ_p);
+/* The API call of a kind ("gas_barrier", "gas_malloc or gas_malloc_dist", ...). */
+const char *gas_gs_call_name(enum gas_gs_call_kind kind);
+/* The world barriers this rank has entered, counting the one it is in (any thread). */
+uint64_t gas_gs_world_epoch(void);
 
 /*
  * Plan the layout of nelems x elem bytes over nranks ranks whose segments
@@ -265,14 +269,20 @@ gas_status_t gas_co_call_enter(const char *call, gas_team_t t);
 /* The end of a call that entered t: releases it, returns st. */
 gas_status_t gas_co_call_leave(gas_team_t t, gas_status_t st);
 /*
- * gas_finalize against collectives: GAS_ERR_INVALID (raised for call) when a
- * member of a live team waits in, or failed in, a collective on it that
- * this rank never made (its call number is this rank's next one or later):
- * this rank's finalize stands in for that call (it counts as failed here,
- * and the members get a failure note saying gas_finalize, so those waiting
- * in it fail too).  Else GAS_OK.  Reads the wait notes in this rank's slots.
+ * A world call of `kind` (its world barrier is number `epoch`) against
+ * collectives: GAS_ERR_INVALID (raised for call) when a member of a live
+ * team is in a collective on it that this rank has not made (its call
+ * number is this rank's next one or later) and so cannot reach that
+ * barrier: for gas_finalize, a member that waits in or failed in such a
+ * call (this rank never makes it); for gas_barrier, gas_malloc(_dist) and
+ * gas_free, a member blocked in such a call that had not entered world
+ * barrier `epoch` when it said so (it waits for this rank's call, this
+ * rank's barrier waits for it).  This rank's call then stands in for that
+ * collective: it counts as failed here, and the members get a failure note
+ * naming this call, so those waiting in it fail too.  Else GAS_OK.  Reads
+ * the wait notes in this rank's slots; sends nothing unless it fails.
  */
-gas_status_t gas_co_finalize_check(const char *call);
+gas_status_t gas_co_world_check(const char *call, enum gas_gs_call_kind kind, uint64_t epoch);
 /*
  * gas_finalize has waited long in its barrier: tell every member of every
  * live team (a wait note), so that one waiting in a collective meanwhile

@@ -55,9 +55,12 @@ GAS_EXPORT gas_status_t gas_quiet(void)
     return st;
 }
 
-/* gas_finalize's barrier against members in collectives (gas_co_finalize_check). */
-struct finalize_watch {
+/* A world call's barrier against members in collectives (gas_co_world_check). */
+struct world_watch {
     const char *call;
+    enum gas_gs_call_kind kind;
+    uint64_t epoch;     /* the world barrier it is in */
+    uint64_t carried;   /* the value this rank's rounds carry (an unfinished call's, resumed) */
     uint64_t check_at;  /* when to look at the members' wait notes next */
     int noted;          /* this rank's finalize notes went out */
     gas_status_t st;    /* a mismatch found */
@@ -69,28 +72,29 @@ struct round_wait {
     int from;         /* the rank whose signal it is */
     int lost;         /* the rank given up on that ended the wait, or -1 */
     uint64_t probe_at; /* when to probe `from` next (gas_tl_probe) */
-    struct finalize_watch *fin;   /* gas_finalize's barrier, else NULL */
+    struct world_watch *ww;   /* a world call's barrier (gas_gs_barrier_call), else NULL */
 };
 
 /*
  * The round's signal came, or a rank was given up on (then it never may).
  * Waiting long, it probes the sender, so that a silent one is given up on.
- * In gas_finalize's barrier, once it has waited GAS_TL_PROBE_AFTER_NS, every
- * member of every team is told (a wait note), and a member that waits in a
- * collective this rank never made ends the wait (fin->st).
+ * In a world call's barrier, once it has waited GAS_TL_PROBE_AFTER_NS, a
+ * member in a collective that keeps it from this barrier (gas_co_world_check)
+ * ends the wait (ww->st); gas_finalize's also tells every member of every
+ * team first (a wait note).
  */
 static int round_arrived(void *arg)
 {
     struct round_wait *w = arg;
     if (__atomic_load_n(w->count, __ATOMIC_ACQUIRE) >= w->epoch)
         return 1;
-    struct finalize_watch *f = w->fin;
+    struct world_watch *f = w->ww;
     if (f && gas_tl_probe_due(&f->check_at)) {
-        if (!f->noted) {
+        if (!f->noted && f->kind == GAS_GS_CALL_FINALIZE) {
             f->noted = 1;
             gas_co_finalize_note(0);
         }
-        if ((f->st = gas_co_finalize_check(f->call)) != GAS_OK)
+        if ((f->st = gas_co_world_check(f->call, f->kind, f->epoch)) != GAS_OK)
             return 1;
     }
     w->lost = gas_tl_signal_missing(&w->probe_at, w->from, NULL, gas_gs.nranks);
@@ -103,6 +107,7 @@ static struct {
     uint64_t epoch;
     int round;        /* its signal was sent; its wait is what timed out */
     uint64_t mm[2];
+    uint64_t value;   /* this rank's own value (a world call's kind and arguments) */
 } interrupted;
 
 /* Round k of barrier e: tell (me + 2^k) mod P, carrying what this rank knows. */
@@ -127,41 +132,67 @@ static gas_status_t send_round(const char *call, int to, int k, int parity, cons
     return st < 0 ? st : GAS_OK;
 }
 
-static gas_status_t barrier_rounds(const char *call, uint64_t value, struct finalize_watch *fin,
+static gas_status_t barrier_rounds(const char *call, uint64_t value, struct world_watch *ww,
                                    uint64_t *min_p, uint64_t *max_p);
 
-/* gas_gs_barrier_minmax; fin: gas_finalize's barrier (else NULL).  The quiet
+/* gas_gs_barrier_minmax; ww: a world call's barrier (else NULL).  The quiet
  * and every round's wait within one GAS_TIMEOUT (a retry resumes the rounds). */
-static gas_status_t barrier_minmax(const char *call, uint64_t value, struct finalize_watch *fin,
+static gas_status_t barrier_minmax(const char *call, uint64_t value, struct world_watch *ww,
                                    uint64_t *min_p, uint64_t *max_p)
 {
     int began = gas_rt_call_begin();
-    gas_status_t st = barrier_rounds(call, value, fin, min_p, max_p);
+    gas_status_t st = barrier_rounds(call, value, ww, min_p, max_p);
     gas_rt_call_end(began);
     return st;
 }
 
-static gas_status_t barrier_rounds(const char *call, uint64_t value, struct finalize_watch *fin,
+uint64_t gas_gs_world_epoch(void)
+{
+    return __atomic_load_n(&gas_gs.barrier_epoch, __ATOMIC_RELAXED);
+}
+
+/*
+ * Barrier e counts as entered (gas_gs_world_epoch, which this rank's wait
+ * notes carry) before its quiet, whose wait may write them; undone when it
+ * fails before anything is sent.
+ */
+static void set_epoch(uint64_t e)
+{
+    __atomic_store_n(&gas_gs.barrier_epoch, e, __ATOMIC_RELAXED);
+}
+
+static gas_status_t barrier_rounds(const char *call, uint64_t value, struct world_watch *ww,
                                    uint64_t *min_p, uint64_t *max_p)
 {
-    gas_status_t st = gas_tl_quiet_all(call);
-    if (st != GAS_OK)
-        return st;
+    int resume = interrupted.active;
+    uint64_t e = resume ? interrupted.epoch : gas_gs.barrier_epoch + 1;
+    gas_status_t st;
+    if (ww) {   /* a member in a collective that keeps it from this barrier: fail before sending */
+        ww->epoch = e;
+        ww->carried = resume ? interrupted.value : value;
+        if ((st = gas_co_world_check(call, ww->kind, e)) != GAS_OK)
+            return st;
+    }
+    if (!resume)
+        set_epoch(e);
+    st = gas_tl_quiet_all(call);
     int P = gas_gs.nranks, me = gas_gs.rank;
-    int lost = gas_tl_first_lost(NULL, P);
+    int lost = st == GAS_OK ? gas_tl_first_lost(NULL, P) : -1;
     if (lost >= 0)   /* its wait would fail on it: fail before sending anything */
-        return gas_gs_lost_error(call, lost, "the barrier cannot complete");
-    uint64_t e;
-    int first_round = 0, resume = interrupted.active;
+        st = gas_gs_lost_error(call, lost, "the barrier cannot complete");
+    if (st != GAS_OK) {
+        if (!resume)
+            set_epoch(e - 1);
+        return st;
+    }
+    int first_round = 0;
     uint64_t mm[2] = {value, value};
     if (resume) {
-        e = interrupted.epoch;
+        value = interrupted.value;   /* what its rounds sent out already */
         first_round = interrupted.round;
         mm[0] = interrupted.mm[0];
         mm[1] = interrupted.mm[1];
         interrupted.active = 0;
-    } else {
-        e = ++gas_gs.barrier_epoch;
     }
     int parity = (int)(e & 1);
     struct barrier_area *area = local_area();
@@ -169,13 +200,13 @@ static gas_status_t barrier_rounds(const char *call, uint64_t value, struct fina
         int to = (me + dist) % P, from = (me - dist % P + P) % P;
         if (!(resume && k == first_round) && (st = send_round(call, to, k, parity, mm)) != GAS_OK)
             return st;
-        struct round_wait w = {&area->count[k], e, from, -1, 0, fin};
+        struct round_wait w = {&area->count[k], e, from, -1, 0, ww};
         char what[96];
         snprintf(what, sizeof what, "round %d of barrier %llu (a signal from rank %d)", k,
                  (unsigned long long)e, from);
         st = gas_rt_wait(round_arrived, &w, w.count, call, what);
-        if (st == GAS_OK && fin && fin->st != GAS_OK)
-            st = fin->st;
+        if (st == GAS_OK && ww && ww->st != GAS_OK)
+            st = ww->st;
         if (st == GAS_OK && w.lost >= 0)
             st = gas_gs_lost_error(call, w.lost, "the barrier cannot complete");
         if (st != GAS_OK) {
@@ -184,6 +215,7 @@ static gas_status_t barrier_rounds(const char *call, uint64_t value, struct fina
             interrupted.round = k;
             interrupted.mm[0] = mm[0];
             interrupted.mm[1] = mm[1];
+            interrupted.value = value;
             return st;
         }
         const uint64_t *got = area->vals[parity][k];
@@ -206,30 +238,30 @@ gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *m
 }
 
 /*
- * gas_finalize's barrier: a member in a collective this rank never made
- * fails it at once (before anything is sent) or while it waits, instead of
- * both waiting for each other until GAS_TIMEOUT (for ever by default).  A
- * finalize that returns unfinalized after its notes went out says so, so
- * members do not take the old note for a wait.
+ * A world call's barrier: a member in a collective that keeps it from this
+ * barrier (gas_co_world_check) fails it at once (before anything is sent)
+ * or while it waits, instead of both waiting for each other until
+ * GAS_TIMEOUT (for ever by default).  A finalize that returns unfinalized
+ * after its notes went out says so, so members do not take the old note
+ * for a wait.
  */
-static gas_status_t finalize_barrier(const char *call, uint64_t value, uint64_t *min_p,
-                                     uint64_t *max_p)
+static gas_status_t world_barrier(const char *call, enum gas_gs_call_kind kind, uint64_t value,
+                                  uint64_t *carried_p, uint64_t *min_p, uint64_t *max_p)
 {
-    struct finalize_watch fin = {.call = call};
-    gas_status_t st = gas_co_finalize_check(call);
-    if (st == GAS_OK)
-        st = barrier_minmax(call, value, &fin, min_p, max_p);
-    if (st != GAS_OK && fin.noted)
+    struct world_watch ww = {.call = call, .kind = kind, .carried = value};
+    gas_status_t st = barrier_minmax(call, value, &ww, min_p, max_p);
+    if (st != GAS_OK && ww.noted)
         gas_co_finalize_note(1);
+    *carried_p = ww.carried;
     return st;
 }
 
 /* The kind in the top byte, so that min and max tell which calls met. */
 #define CALL_ARGS_MASK ((1ull << 56) - 1)
 
-static const char *call_kind_name(uint64_t id)
+const char *gas_gs_call_name(enum gas_gs_call_kind kind)
 {
-    switch (id >> 56) {
+    switch (kind) {
     case GAS_GS_CALL_BARRIER:
         return "gas_barrier";
     case GAS_GS_CALL_FINALIZE:
@@ -238,19 +270,44 @@ static const char *call_kind_name(uint64_t id)
         return "gas_malloc or gas_malloc_dist";
     case GAS_GS_CALL_FREE:
         return "gas_free";
-    default:
-        return "another collective call";
     }
+    return "another collective call";
+}
+
+/*
+ * This call resumed the world barrier of an earlier call of another kind
+ * (`sent`: its value) that had failed after its rounds went out (a timeout,
+ * a mismatch found while it waited): the rounds cannot be taken back, so
+ * the other ranks met that call, not this one (it did nothing).
+ */
+static gas_status_t resumed_other(const char *call, uint64_t sent, uint64_t mn, uint64_t mx)
+{
+    const char *mine = sent >> 56 ? gas_gs_call_name((enum gas_gs_call_kind)(sent >> 56))
+                                  : "gas_malloc's heap growth";
+    uint64_t other = mn >> 56 != sent >> 56 ? mn : mx;
+    if (other >> 56 == sent >> 56)
+        return gas_rt_error(GAS_ERR_INVALID, call,
+                            "this rank's %s, which failed earlier after its world barrier had "
+                            "begun, was still this rank's part of that barrier, and every other "
+                            "rank made that call there (so theirs completed); this call did "
+                            "nothing", mine);
+    return gas_rt_error(GAS_ERR_INVALID, call,
+                        "this rank's %s, which failed earlier after its world barrier had begun, "
+                        "was still this rank's part of that barrier, and another rank called %s "
+                        "there, so every rank reports this mismatch (nothing was done); the "
+                        "next call starts a new barrier",
+                        mine, gas_gs_call_name((enum gas_gs_call_kind)(other >> 56)));
 }
 
 gas_status_t gas_gs_barrier_call(const char *call, enum gas_gs_call_kind kind, uint64_t args,
                                  int *args_differ_p)
 {
-    uint64_t id = (uint64_t)kind << 56 | (args & CALL_ARGS_MASK), mn = 0, mx = 0;
-    gas_status_t st = kind == GAS_GS_CALL_FINALIZE ? finalize_barrier(call, id, &mn, &mx)
-                                                   : barrier_minmax(call, id, NULL, &mn, &mx);
+    uint64_t id = (uint64_t)kind << 56 | (args & CALL_ARGS_MASK), mn = 0, mx = 0, sent = id;
+    gas_status_t st = world_barrier(call, kind, id, &sent, &mn, &mx);
     if (st != GAS_OK)
         return st;
+    if (sent >> 56 != (uint64_t)kind)
+        return resumed_other(call, sent, mn, mx);
     if (args_differ_p)
         *args_differ_p = mn != mx;
     if ((mn >> 56) == (mx >> 56))
@@ -259,7 +316,7 @@ gas_status_t gas_gs_barrier_call(const char *call, enum gas_gs_call_kind kind, u
     return gas_rt_error(GAS_ERR_INVALID, call,
                         "another rank called %s at the same point; every rank must make the "
                         "same collective calls in the same order (nothing was done)",
-                        call_kind_name(other));
+                        gas_gs_call_name((enum gas_gs_call_kind)(other >> 56)));
 }
 
 GAS_EXPORT gas_status_t gas_barrier(void)

@@ -184,8 +184,14 @@ GAS_EXPORT gas_status_t gas_init(void);
  * up and finalized too, it finalizes and returns GAS_ERR_INVALID reporting
  * the mismatch found at the team's end.  Either way no rank waits until
  * GAS_TIMEOUT (for ever by default); call gas_finalize again to leave.
- * (gas_barrier, gas_malloc and gas_free against a team collective still
- * wait, GAS_TIMEOUT.)
+ * gas_barrier, gas_malloc, gas_malloc_dist and gas_free against a team
+ * collective are found the same way (see gas_barrier).
+ * A call that failed after its world barrier began (a timeout, a mismatch
+ * found while it waited) leaves that barrier to this rank's next one of
+ * these calls, which resumes it as the failed call: when it is another
+ * call (gas_barrier after a failed gas_finalize), every rank reports that
+ * mismatch once, this rank naming its own unfinished call; retry the same
+ * call to avoid it.
  */
 GAS_EXPORT gas_status_t gas_finalize(void);
 
@@ -445,8 +451,9 @@ GAS_EXPORT gas_status_t gas_memory_stats(gas_mem_stats_t *stats_p);
  * GAS_TIMEOUT bounds each call as a whole: a call that waits several times
  * (for room to send its pieces, then for their answers; gas_iget, gas_iput,
  * the atomics, gas_put_signal, gas_quiet, a barrier's rounds, a blocking
- * collective) returns GAS_ERR_TIMEOUT once GAS_TIMEOUT has passed since it
- * began to wait, not GAS_TIMEOUT per wait.
+ * collective, gas_malloc's barriers, gas_free, gas_finalize, a team split's
+ * two allgathers, gas_team_destroy) returns GAS_ERR_TIMEOUT once GAS_TIMEOUT
+ * has passed since it began to wait, not GAS_TIMEOUT per wait.
  * A blocking call that gives up waiting (GAS_ERR_TIMEOUT, GAS_TIMEOUT set and
  * a peer late or stopped) writes nothing of the caller's after it returns: a
  * late answer to gas_get, gas_iget or a fetching atomic (gas_amo and the
@@ -656,6 +663,16 @@ GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, 
  * a new one, so a program may retry once the late rank has arrived.
  * It is the world barrier of sync.c, which gas_malloc/gas_free also use;
  * gas_team_barrier(GAS_TEAM_WORLD) has the same meaning.
+ * A member blocked in a collective on a team with this rank that this rank
+ * has not made yet (numbered with this rank's next call on that team or
+ * later), and that had not entered this barrier then, can never reach it:
+ * after about 0.2 s (or at once) this call, gas_malloc, gas_malloc_dist and
+ * gas_free return GAS_ERR_INVALID naming that member and its collective,
+ * doing nothing, and the call stands in for that collective (it counts as
+ * failed here), so the member fails too, naming this call, instead of both
+ * waiting until GAS_TIMEOUT (for ever by default).  A barrier whose rounds
+ * had gone out resumes with the next such call, as after a timeout.  A
+ * member only testing its _nb collective (gas_test) is not blocked.
  */
 GAS_EXPORT gas_status_t gas_barrier(void);
 

@@ -32,7 +32,7 @@ GAS_CONFIG_ROW(ARENAS, UINT, "0", NULL,
 GAS_CONFIG_ROW(TRANSPORT, ENUM, "auto", "auto|shm|udp|rdma",
                "Force one transport for every peer (auto: shm to ranks on this node, rdma or udp to the others; udp: every other rank over udp, even on this node; rdma: every other rank starts on udp and is upgraded to RC when both have a device on one fabric).")
 GAS_CONFIG_ROW(TIMEOUT, TIME, "0", NULL,
-               "Deadline of every wait (barrier, gas_wait_until, completion, and gas_init's wait for the other ranks of the job to call gas_init); 0 waits forever. Past it the call fails with GAS_ERR_TIMEOUT (gas_init's naming the ranks not arrived). It bounds a whole call: one that waits several times (a get in pieces, gas_iget, an atomic, gas_quiet, a barrier's rounds) fails once it has waited this long in all.")
+               "Deadline of every wait (barrier, gas_wait_until, completion, and gas_init's wait for the other ranks of the job to call gas_init); 0 waits forever. Past it the call fails with GAS_ERR_TIMEOUT (gas_init's naming the ranks not arrived). It bounds a whole call: one that waits several times (a get in pieces, gas_iget, an atomic, gas_quiet, a barrier's rounds, gas_malloc's barriers, a team split) fails once it has waited this long in all.")
 GAS_CONFIG_ROW(STALL_WARN, TIME, "60s", NULL,
                "Log a warning naming the operation and peer when one wait has lasted this long (gas_init: naming the ranks not yet arrived; 0: never).")
 GAS_CONFIG_ROW(WAIT_SPIN, TIME, "50us", NULL,

@@ -171,9 +171,12 @@ GAS_EXPORT gas_status_t gas_finalize(void)
     gas_status_t st = gas_gs_check("gas_finalize");
     if (st != GAS_OK)
         return st;
+    int began = gas_rt_call_begin();   /* its waits (barrier, transports' ends) in one GAS_TIMEOUT */
     st = gas_gs_barrier_call("gas_finalize", GAS_GS_CALL_FINALIZE, 0, NULL);
-    if (st == GAS_ERR_INVALID || st == GAS_ERR_TIMEOUT)
+    if (st == GAS_ERR_INVALID || st == GAS_ERR_TIMEOUT) {
+        gas_rt_call_end(began);
         return st; /* another call elsewhere, or late ranks: still initialised, may retry */
+    }
     if (st == GAS_OK)
         st = gas_co_check_ends("gas_finalize");
     if (gas_rt_config_size(GAS_CFG_STATS))
@@ -189,6 +192,7 @@ GAS_EXPORT gas_status_t gas_finalize(void)
     boot->fini();
     gas_rt_abort_hook = NULL;
     boot = NULL;
+    gas_rt_call_end(began);
     return st;
 }
 

@@ -88,8 +88,10 @@ static void describe(char *buf, size_t cap, uint32_t seq, int coll, int alg, int
         snprintf(buf, cap, "gas_team_destroy (as the team's call #%u)", seq);
         return;
     }
-    if (coll == GAS_CO_FINALIZE) {
-        snprintf(buf, cap, "gas_finalize (where the team's call #%u would be)", seq);
+    if (coll == GAS_CO_FINALIZE || coll == GAS_CO_WORLD) {
+        snprintf(buf, cap, "%s (where the team's call #%u would be)",
+                 coll == GAS_CO_FINALIZE ? "gas_finalize"
+                                         : gas_gs_call_name((enum gas_gs_call_kind)type), seq);
         return;
     }
     const char *c = gas_coll_name((gas_coll_t)coll);
@@ -144,7 +146,8 @@ static uint32_t note_check(const struct gas_co_note *n)
     uint64_t v = ((uint64_t)n->seq << 32 | (uint64_t)n->coll << 24 | (uint64_t)n->alg << 16 |
                   (uint64_t)n->type << 8 | n->op) * 0x9e3779b97f4a7c15ull ^
                  ((uint64_t)n->arghash << 32 | (uint32_t)n->status) * 0xc2b2ae3d27d4eb4full ^
-                 ((uint64_t)n->span << 16 | n->refused);
+                 ((uint64_t)n->span << 16 | n->refused) ^
+                 ((uint64_t)n->world << 16 | n->blocked) * 0x94d049bb133111ebull;
     v ^= v >> 29;
     v *= 0xbf58476d1ce4e5b9ull;
     v ^= v >> 32;
@@ -508,9 +511,11 @@ static struct gas_co_note call_note(const struct gas_co_sched *s, gas_status_t s
                                 .arghash = s->call.arghash, .status = status};
 }
 
-void gas_co_chan_note(struct gas_co_sched *s, int p)
+void gas_co_chan_note(struct gas_co_sched *s, int p, int blocked)
 {
     struct gas_co_note n = call_note(s, GAS_OK);
+    n.world = (uint32_t)gas_gs_world_epoch();
+    n.blocked = (uint16_t)(blocked != 0);
     put_note(s->team, p, &n, s->callname);
 }
 
@@ -564,11 +569,18 @@ static gas_status_t relayed_failure(const struct gas_co_sched *s, int p,
         how = " after waiting GAS_TIMEOUT for the other members";
     }
     char name[48] = "";
-    const char *c = n->coll == GAS_CO_DESTROY    ? "team_destroy"
-                    : n->coll == GAS_CO_FINALIZE ? "finalize"
-                                                 : gas_coll_name((gas_coll_t)n->coll);
+    char coll[40];
+    const char *c = n->coll == GAS_CO_DESTROY    ? "gas_team_destroy"
+                    : n->coll == GAS_CO_FINALIZE ? "gas_finalize"
+                    : n->coll == GAS_CO_WORLD    ? gas_gs_call_name((enum gas_gs_call_kind)n->type)
+                                                 : NULL;
+    if (c == NULL) {
+        const char *cn = gas_coll_name((gas_coll_t)n->coll);
+        snprintf(coll, sizeof coll, "gas_%s", cn ? cn : "?");
+        c = coll;
+    }
     if (n->seq == s->call.seq)   /* (a note covering s by its span names a later call) */
-        snprintf(name, sizeof name, " (gas_%s)", c ? c : "?");
+        snprintf(name, sizeof name, " (%s)", c);
     return gas_rt_error((gas_status_t)n->status, s->callname,
                         "rank %d %s collective #%u%s on a team of %d%s (%s; that rank's error "
                         "says why), so this rank's part cannot complete",
@@ -665,21 +677,51 @@ int gas_co_chan_probe(struct gas_co_sched *s)
 static int ahead_of_me(const gas_team_t t, const struct gas_co_note *n, int failure)
 {
     if (n->coll >= GAS_COLL_COUNT || (failure ? n->status == GAS_OK : n->status != GAS_OK))
-        return 0;   /* a destroy or finalize note, or a wait note's stale kind */
+        return 0;   /* a destroy, finalize or world call's note, or a wait note's stale kind */
     return (int32_t)(n->seq - t->seq) >= 0;
 }
 
+/* A member's failure note here covers t's call seq: that call is over for every member. */
+static int failed_by_some(gas_team_t t, uint32_t seq)
+{
+    for (int p = 0; p < t->size; p++) {
+        struct gas_co_note f;
+        if (read_note(t, 2 * p + 1, &f) && f.status != GAS_OK && f.seq - seq <= f.span)
+            return 1;
+    }
+    return 0;
+}
+
 /*
- * This rank's gas_finalize stands in for t's calls t->seq .. last, which
- * members made and this rank never will: they count as failed here, and a
- * failure note (gas_finalize, spanning them all) tells the members, so those
- * still waiting in them fail instead of waiting for this rank.
+ * For a world call of another kind than gas_finalize in world barrier
+ * `epoch`: wait note n says that its writer is blocked in a collective on t
+ * that this rank has not made, and had not entered that barrier when it
+ * wrote it.  Then neither can go on: the writer waits for this rank's call,
+ * this rank's barrier for the writer.  (A writer that had entered the
+ * barrier is past it: this rank makes that call once its barrier is over.
+ * A note for a call that a member's failure note covers is old news: the
+ * writer's call fails, or failed, on it, and the writer goes on.)
  */
-static void finalize_stands_in(gas_team_t t, uint32_t last, const char *call)
+static int blocked_before(const gas_team_t t, const struct gas_co_note *n, uint64_t epoch)
+{
+    return n->blocked && (int32_t)(n->world - (uint32_t)epoch) < 0 && ahead_of_me(t, n, 0) &&
+           !failed_by_some(t, n->seq);
+}
+
+/*
+ * This rank's world call (gas_finalize, or `kind`) stands in for t's calls
+ * t->seq .. last, which members made and this rank has not: they count as
+ * failed here, and a failure note (spanning them all) tells the members, so
+ * those still waiting in them fail instead of waiting for this rank.
+ */
+static void world_stands_in(gas_team_t t, uint32_t last, enum gas_gs_call_kind kind,
+                            const char *call)
 {
     gas_co_team_lock(t);   /* the executor also writes the failure state */
     uint32_t span = last - t->seq;
-    struct gas_co_note f = {.seq = last, .coll = GAS_CO_FINALIZE, .status = GAS_ERR_INVALID,
+    struct gas_co_note f = {.seq = last, .status = GAS_ERR_INVALID,
+                            .coll = kind == GAS_GS_CALL_FINALIZE ? GAS_CO_FINALIZE : GAS_CO_WORLD,
+                            .type = kind == GAS_GS_CALL_FINALIZE ? 0 : (uint8_t)kind,
                             .span = span < UINT16_MAX ? (uint16_t)span : UINT16_MAX};
     for (uint32_t k = 0; k <= span && k < 8; k++)
         gas_co_chan_failed(t, last - k);
@@ -688,7 +730,33 @@ static void finalize_stands_in(gas_team_t t, uint32_t last, const char *call)
     gas_co_team_unlock(t);
 }
 
-gas_status_t gas_co_finalize_check(const char *call)
+/* The world check's error for `call`: member `who` waits in (or failed in) note n's call on t. */
+static gas_status_t world_mismatch(gas_team_t t, const char *call, enum gas_gs_call_kind kind,
+                                   int who, int failed, const struct gas_co_note *n)
+{
+    const char *c = gas_coll_name((gas_coll_t)n->coll);
+    char team[64] = "the world team";
+    if (t != gas_team_world_)
+        snprintf(team, sizeof team, "a team of %d", t->size);
+    if (kind == GAS_GS_CALL_FINALIZE)
+        return gas_rt_error(GAS_ERR_INVALID, call,
+                            "collective mismatch: rank %d %s its collective #%u (gas_%s) on %s, a "
+                            "call this rank never made (it called gas_finalize instead); every "
+                            "rank must make the same collective calls in the same order (this "
+                            "rank is not finalized)",
+                            who, failed ? "failed in" : "waits for this rank in", n->seq,
+                            c ? c : "?", team);
+    const char *me = call;
+    return gas_rt_error(GAS_ERR_INVALID, call,
+                        "collective mismatch: rank %d waits for this rank in its collective #%u "
+                        "(gas_%s) on %s, a call this rank has not made: this rank called %s "
+                        "first, whose world barrier rank %d has not reached; every rank must make "
+                        "the same collective calls in the same order (this %s did not complete, "
+                        "and that collective counts as failed here)",
+                        who, n->seq, c ? c : "?", team, me, who, me);
+}
+
+gas_status_t gas_co_world_check(const char *call, enum gas_gs_call_kind kind, uint64_t epoch)
 {
     gas_status_t first = GAS_OK;
     for (size_t i = 0; i < gas_co_nlive; i++) {
@@ -697,9 +765,13 @@ gas_status_t gas_co_finalize_check(const char *call)
         struct gas_co_note last = {0};
         for (int j = 0; j < 2 * t->size; j++) {
             struct gas_co_note n;
-            if (!read_note(t, j, &n) || !ahead_of_me(t, &n, j % 2))
+            if (!read_note(t, j, &n))
                 continue;
-            if (who < 0 || (int32_t)(n.seq - last.seq) > 0) {
+            if (kind == GAS_GS_CALL_FINALIZE ? !ahead_of_me(t, &n, j % 2)
+                                             : j % 2 || !blocked_before(t, &n, epoch))
+                continue;
+            /* (the latest call; of one call, the failure note: it ends the wait) */
+            if (who < 0 || (int32_t)(n.seq - last.seq) > 0 || (n.seq == last.seq && j % 2)) {
                 last = n;
                 who = t->world[j / 2];
                 failed = j % 2;
@@ -707,20 +779,9 @@ gas_status_t gas_co_finalize_check(const char *call)
         }
         if (who < 0)
             continue;
-        if (first == GAS_OK) {
-            const char *c = gas_coll_name((gas_coll_t)last.coll);
-            char team[64] = "the world team";
-            if (t != gas_team_world_)
-                snprintf(team, sizeof team, "a team of %d", t->size);
-            first = gas_rt_error(GAS_ERR_INVALID, call,
-                                 "collective mismatch: rank %d %s its collective #%u (gas_%s) on "
-                                 "%s, a call this rank never made (it called gas_finalize "
-                                 "instead); every rank must make the same collective calls in the "
-                                 "same order (this rank is not finalized)",
-                                 who, failed ? "failed in" : "waits for this rank in", last.seq,
-                                 c ? c : "?", team);
-        }
-        finalize_stands_in(t, last.seq, call);
+        if (first == GAS_OK)
+            first = world_mismatch(t, call, kind, who, failed, &last);
+        world_stands_in(t, last.seq, kind, call);
     }
     return first;
 }

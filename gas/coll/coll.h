@@ -82,8 +82,13 @@ struct gas_co_note {
     uint32_t check;
     uint16_t refused;    /* the writer's call was refused before it started (its arguments) */
     uint16_t span;       /* failed: so did its calls seq - span .. seq - 1 (same status) */
+    uint32_t world;      /* wait: the world barriers the writer had entered (gas/sync.c's
+                            epoch, low bits), so a member in the world barrier tells a
+                            writer that is past it from one that has not reached it */
+    uint16_t blocked;    /* wait: the writer's thread is blocked in the wait (not gas_test) */
+    uint16_t pad;
 };
-_Static_assert(sizeof(struct gas_co_note) == 24, "wait note size");
+_Static_assert(sizeof(struct gas_co_note) == 32, "wait note size");
 
 /*
  * A wait note's coll for gas_team_destroy (not a gas_coll_t): a member
@@ -102,6 +107,14 @@ _Static_assert(sizeof(struct gas_co_note) == 24, "wait note size");
  * standing in for that call (gas_co_finalize_check).
  */
 #define GAS_CO_FINALIZE 0xfe
+/*
+ * A failure note's coll for gas_barrier, gas_malloc(_dist) or gas_free
+ * (type: the enum gas_gs_call_kind): a member whose call's world barrier
+ * found a member blocked in a collective that this rank has not made, and
+ * that member not yet in that barrier, stands in for that collective with
+ * it (gas_co_world_check).
+ */
+#define GAS_CO_WORLD 0xfd
 
 /* The identity of one collective call, carried in every header. */
 struct gas_co_call {
@@ -268,6 +281,7 @@ struct gas_co_sched {
     struct gas_co_sched *next; /* in the team's queue */
     int queued, nonblocking;
     int failed_by_note;       /* a peer's note failed it: no notes of its failure go out */
+    uint64_t noted_as;        /* the world epoch and blocked flag its wait notes said, + 1 */
     unsigned polls;           /* waits and tests so far (a probe every PROBE_EVERY) */
     uint64_t probe_at;        /* when to probe the members waited for (gas_tl_probe_due) */
 };
@@ -320,8 +334,9 @@ void gas_co_chan_flush_credits(struct gas_co_sched *s);
 int gas_co_chan_probe(struct gas_co_sched *s);
 /* Collective seq failed (or was refused) on this rank: its late chunks are thrown away. */
 void gas_co_chan_failed(gas_team_t t, uint32_t seq);
-/* Write s's wait note into team rank p's slot: s waits for p. */
-void gas_co_chan_note(struct gas_co_sched *s, int p);
+/* Write s's wait note into team rank p's slot: s waits for p (blocked: this rank's
+ * thread is blocked in the wait, not testing). */
+void gas_co_chan_note(struct gas_co_sched *s, int p, int blocked);
 /*
  * s failed here (s->status): its late chunks are thrown away from now on,
  * and, unless a peer's note failed it, every member gets its failure note.

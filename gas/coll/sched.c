@@ -461,36 +461,41 @@ int gas_co_progress_all(void)
 /* Probe the members whose messages or credits the team's running schedule
  * still waits for in its current round (gas_tl_probe): a silent one off this
  * node is then declared dead, and the wait fails instead of hanging.  Each
- * of them also gets the call's wait note (once per operation), and the notes
- * of members waiting for this rank are compared with its call: a member in
- * the same call with other arguments is a mismatch, not a wait. */
-static void probe_waited(gas_team_t t)
+ * of them also gets the call's wait note (once per operation, and again when
+ * what the note says of this rank changed: the world barriers it entered,
+ * whether its thread is blocked in the wait), and the notes of members
+ * waiting for this rank are compared with its call: a member in the same
+ * call with other arguments is a mismatch, not a wait. */
+static void probe_waited(gas_team_t t, int blocked)
 {
     struct gas_co_sched *h = t->qhead;
     if (h == NULL || h->cur >= h->nrounds)
         return;
     size_t lo = h->cur ? h->round_end[h->cur - 1] : 0, hi = h->round_end[h->cur];
+    uint64_t as = (gas_gs_world_epoch() << 1 | (blocked != 0)) + 1;
+    int renote = h->noted_as != as;
+    h->noted_as = as;
     for (size_t i = lo; i < hi; i++) {
         struct gas_co_op *o = &h->ops[i];
         if (!is_comm(o) || op_done(o))
             continue;
         gas_tl_probe(t->world[o->peer]);
-        if (!o->noted) {
+        if (!o->noted || renote) {
             o->noted = 1;
-            gas_co_chan_note(h, o->peer);
+            gas_co_chan_note(h, o->peer, blocked);
         }
     }
     gas_co_chan_check_notes(h);
 }
 
 /*
- * One look at s for a wait or a test: run its team's queue, and learn of
- * what keeps s from completing (a member's call that differs, seen ahead; a
- * member's note that it failed, refused or gave up on this call; a lost
- * member), which fails s.  The polling state stays in s across gas_test
+ * One look at s for a wait (blocked) or a test: run its team's queue, and
+ * learn of what keeps s from completing (a member's call that differs, seen
+ * ahead; a member's note that it failed, refused or gave up on this call; a
+ * lost member), which fails s.  The polling state stays in s across gas_test
  * calls.  1 when s is done or failed.
  */
-static int poll_sched(struct gas_co_sched *s)
+static int poll_sched(struct gas_co_sched *s, int blocked)
 {
     if (!sched_queued(s) && sched_done(s))
         return 1;   /* out of its team's queue: the team may be gone (destroyed) */
@@ -504,7 +509,7 @@ static int poll_sched(struct gas_co_sched *s)
         if (++s->polls % PROBE_EVERY == 0 && t->qhead == s)
             gas_co_chan_probe(s);
         if (gas_tl_probe_due(&s->probe_at))
-            probe_waited(t);
+            probe_waited(t, blocked);
         if (s->status == GAS_OK && gas_co_lost_member(t) >= 0) {
             const char *c = gas_coll_name((gas_coll_t)s->call.coll);
             char what[64];
@@ -519,13 +524,13 @@ static int poll_sched(struct gas_co_sched *s)
 
 static int run_cond(void *arg)
 {
-    return poll_sched(arg);
+    return poll_sched(arg, 1);
 }
 
 /* Wait until s is done or failed (it stays allocated); GAS_ERR_TIMEOUT when it is neither. */
 static gas_status_t wait_done(struct gas_co_sched *s)
 {
-    if (poll_sched(s))
+    if (poll_sched(s, 1))
         return GAS_OK;
     gas_team_t t = s->team;
     char what[160];
@@ -592,7 +597,7 @@ static gas_status_t complete_handle(struct gas_op *op, int block, int *done_p)
         /* (a schedule out of the queue is not pumped: gas_team_destroy may
          * have completed it and freed its team before this wait/test) */
         gas_rt_progress();
-        poll_sched(s);
+        poll_sched(s, 0);
     }
     if (!sched_done(s) && s->status == GAS_OK) {
         *done_p = 0;

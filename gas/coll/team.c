@@ -578,13 +578,18 @@ out:    free(all);
     return st;
 }
 
-/* A split is a collective call on the parent (gas_co_call_enter). */
+/* A split is a collective call on the parent (gas_co_call_enter); its two
+ * allgathers (and their transports' waits) within one GAS_TIMEOUT. */
 static gas_status_t split(const char *call, gas_team_t parent, enum split_kind kind, int a,
                           int b, int c, gas_team_t *team_p)
 {
     gas_status_t st = gas_co_call_enter(call, parent);
-    return st != GAS_OK ? st
-                        : gas_co_call_leave(parent, split_in(call, parent, kind, a, b, c, team_p));
+    if (st != GAS_OK)
+        return st;
+    int began = gas_rt_call_begin();
+    st = split_in(call, parent, kind, a, b, c, team_p);
+    gas_rt_call_end(began);
+    return gas_co_call_leave(parent, st);
 }
 
 GAS_EXPORT gas_status_t gas_team_split_strided(gas_team_t parent, int start, int stride,
@@ -713,11 +718,9 @@ gas_status_t gas_co_lost_error(gas_team_t t, const char *call, const char *what)
     return gas_gs_lost_error(call, gas_co_lost_member(t), whole);
 }
 
-GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
+static gas_status_t destroy(gas_team_t team)
 {
     const char *call = "gas_team_destroy";
-    if (team == GAS_TEAM_NULL)
-        return gas_gs_check(call);
     gas_status_t st = gas_co_call_enter(call, team);
     if (st != GAS_OK)
         return st;
@@ -749,4 +752,15 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
     live_remove(team);
     team_free(team);
     return queued != GAS_OK ? queued : st;
+}
+
+/* Its waits (the queue's drain, the quiets, the last barrier) within one GAS_TIMEOUT. */
+GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
+{
+    if (team == GAS_TEAM_NULL)
+        return gas_gs_check("gas_team_destroy");
+    int began = gas_rt_call_begin();
+    gas_status_t st = destroy(team);
+    gas_rt_call_end(began);
+    return st;
 }
