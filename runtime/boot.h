@@ -41,8 +41,11 @@ gas_status_t gas_rt_boot_gasrun_open(struct gas_rt_boot *b);
 int gas_rt_boot_gasrun_rank(void);
 
 /* boot_watch.c: end this rank when the boot connection `fd` closes (gasrun is
- * gone); `what` names the connection in the message.  stop() before closing fd. */
-void gas_rt_boot_watch_start(int fd, const char *what);
+ * gone); `what` names the connection in the message.  When the kernel gave up
+ * on it instead (a network outage), resume() is called first: 0 means that it
+ * put a new connection under fd's number, and the watch goes on; -errno that
+ * it could not (it said why), and the rank ends.  stop() before closing fd. */
+void gas_rt_boot_watch_start(int fd, const char *what, int (*resume)(void));
 void gas_rt_boot_watch_stop(void);
 
 #endif

@@ -20,10 +20,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 static int boot_fd = -1;
 static pthread_mutex_t boot_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A TCP boot connection (GASRUN_BOOT_ADDR) that the kernel gives up on is
+ * replaced (resume()); these, under boot_lock, are what that needs. */
+static const char *boot_addr;                   /* NULL: an inherited socket */
+static unsigned char boot_hello[GAS_BOOT_HELLO_LEN]; /* said again as RESUME */
+static uint64_t barriers_done;                  /* boot barriers this rank completed */
+static int boot_dead;                           /* -errno: resume() failed for good */
+struct boot_put {
+    struct boot_put *next;
+    size_t len;
+    unsigned char msg[];                        /* a KV_PUT payload */
+};
+static struct boot_put *boot_puts;              /* sent again after a RESUME */
 
 static gas_status_t lost(const char *what, int rc)
 {
@@ -31,14 +45,131 @@ static gas_status_t lost(const char *what, int rc)
                         strerror(-rc));
 }
 
-/* Send one request and, when `want` is nonzero, read its reply. */
+/* How long a broken boot connection is tried again: as long as the udp
+ * transport waits for a silent peer, and at least GAS_BOOT_TCP_DEAD_S. */
+static uint64_t resume_window_ns(void)
+{
+    uint64_t peer = gas_rt_config_ns(GAS_CFG_UDP_PEER_TIMEOUT);
+    uint64_t dead = (uint64_t)GAS_BOOT_TCP_DEAD_S * 1000000000u;
+    return peer > dead ? peer : dead;
+}
+
+/* On a new connection: RESUME, its RESUME_OK, and the KV_PUTs again; 0 or
+ * -errno, with what gasrun says of the boot barrier in *done_p, *in_barrier_p. */
+static int resume_on(int fd, uint64_t *done_p, int *in_barrier_p)
+{
+    unsigned type;
+    void *reply = NULL;
+    size_t rlen = 0;
+    int rc = gas_boot_wire_send(fd, GAS_BOOT_RESUME, boot_hello, sizeof boot_hello);
+    if (rc == 0)
+        rc = gas_boot_wire_recv(fd, &type, &reply, &rlen);
+    if (rc == 0 && (type != GAS_BOOT_RESUME_OK || rlen < GAS_BOOT_RESUME_OK_LEN))
+        rc = -EPROTO;
+    if (rc == 0) {
+        *done_p = gas_boot_get_u64((unsigned char *)reply + 4);
+        *in_barrier_p = gas_boot_get_u32((unsigned char *)reply + 12) != 0;
+    }
+    free(reply);
+    for (struct boot_put *p = boot_puts; p != NULL && rc == 0; p = p->next)
+        rc = gas_boot_wire_send(fd, GAS_BOOT_KV_PUT, p->msg, p->len);
+    return rc;
+}
+
+/*
+ * The boot connection failed with `cause` (-errno).  When it is a TCP
+ * connection that the kernel gave up on (gas_boot_tcp_fate: BROKEN, a network
+ * outage, not gasrun closing it), connect to GASRUN_BOOT_ADDR again for up to
+ * resume_window_ns() and say RESUME (boot_wire.h); the new connection takes
+ * boot_fd's number, so the watchdog and later requests use it.  Returns 0
+ * (gasrun's barrier count and whether it counts this rank in the current
+ * barrier in *done_p, *in_barrier_p), or -errno: `cause` when there is
+ * nothing to resume, else why it failed (logged; it stays failed).  Called
+ * with boot_lock held.
+ */
+static int resume(int cause, uint64_t *done_p, int *in_barrier_p)
+{
+    if (boot_addr == NULL || cause == -EPROTO || cause == -ENOMEM)
+        return cause;
+    if (boot_dead)
+        return boot_dead;
+    if (gas_boot_tcp_fate(boot_fd) != GAS_BOOT_TCP_BROKEN)
+        return cause;
+    uint64_t start = gas_rt_now_ns(), window = resume_window_ns();
+    gas_log_warn("boot", "the connection to gasrun (%s) broke: %s (a network outage?); "
+                 "connecting again for up to %.0f s (the longer of 30 s and "
+                 "GAS_UDP_PEER_TIMEOUT)", boot_addr, strerror(-cause), (double)window / 1e9);
+    int rc = -ETIMEDOUT;
+    while (gas_rt_now_ns() - start < window) {
+        uint64_t tried = gas_rt_now_ns(), left_ms = (window - (tried - start)) / 1000000 + 1;
+        int fd = gas_boot_tcp_connect(boot_addr, left_ms < 1000 ? (int)left_ms : 1000);
+        if (fd == -ECONNREFUSED) {
+            rc = fd;        /* the host answers, nothing listens: gasrun is gone */
+            break;
+        }
+        if (fd < 0) {       /* unreachable still; it paused, unless the error was odd */
+            if (gas_rt_now_ns() - tried < 100000000u)
+                usleep(100000);
+            continue;
+        }
+        rc = resume_on(fd, done_p, in_barrier_p);
+        if (rc == 0 && dup3(fd, boot_fd, O_CLOEXEC) < 0)
+            rc = -errno;
+        enum gas_boot_tcp_fate fate = gas_boot_tcp_fate(fd);
+        close(fd);
+        if (rc == 0) {
+            gas_log_warn("boot", "connected to gasrun (%s) again after %.1f s", boot_addr,
+                         (double)(gas_rt_now_ns() - start) / 1e9);
+            return 0;
+        }
+        if (fate != GAS_BOOT_TCP_BROKEN)
+            break;          /* gasrun closed it: it refuses this rank */
+        rc = -ETIMEDOUT;    /* broke again: the outage goes on */
+    }
+    boot_dead = rc;
+    if (rc == -ETIMEDOUT)
+        gas_log_error("boot", "cannot connect to gasrun (%s) again: no answer within %.0f s "
+                      "(GAS_UDP_PEER_TIMEOUT, at least 30 s)", boot_addr, (double)window / 1e9);
+    else
+        gas_log_error("boot", "cannot connect to gasrun (%s) again: %s", boot_addr,
+                      rc == -ECONNREFUSED ? "connection refused: gasrun is gone"
+                                          : "gasrun refused this rank (its job is over)");
+    return rc;
+}
+
+/* For the watchdog: the boot connection broke; resume it unless a request
+ * did so meanwhile.  0, or -errno (the rank is to end). */
+static int watch_resume(void)
+{
+    uint64_t done;
+    int in_barrier;
+    int err = 0, rc = 0;
+    socklen_t elen = sizeof err;
+    pthread_mutex_lock(&boot_lock);
+    if (gas_boot_tcp_fate(boot_fd) != GAS_BOOT_TCP_OPEN) {
+        /* No request runs (we hold the lock): the pending error is ours to take. */
+        if (getsockopt(boot_fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0 || err == 0)
+            err = ECONNRESET;
+        rc = resume(-err, &done, &in_barrier);
+    }
+    pthread_mutex_unlock(&boot_lock);
+    return rc;
+}
+
+/* Send one request and, when rtype_p is set, read its reply; a request whose
+ * connection broke is sent again on the resumed one (every request but the
+ * barrier, which has its own, may be: KV_GET and FINI repeat harmlessly). */
 static gas_status_t request(const char *what, unsigned type, const void *payload, size_t len,
                             unsigned *rtype_p, void **reply_p, size_t *rlen_p)
 {
+    uint64_t done;
+    int in_barrier, rc;
     pthread_mutex_lock(&boot_lock);
-    int rc = gas_boot_wire_send(boot_fd, type, payload, len);
-    if (rc == 0 && rtype_p)
-        rc = gas_boot_wire_recv(boot_fd, rtype_p, reply_p, rlen_p);
+    do {
+        rc = gas_boot_wire_send(boot_fd, type, payload, len);
+        if (rc == 0 && rtype_p)
+            rc = gas_boot_wire_recv(boot_fd, rtype_p, reply_p, rlen_p);
+    } while (rc != 0 && resume(rc, &done, &in_barrier) == 0);
     pthread_mutex_unlock(&boot_lock);
     return rc == 0 ? GAS_OK : lost(what, rc);
 }
@@ -46,14 +177,22 @@ static gas_status_t request(const char *what, unsigned type, const void *payload
 static gas_status_t gasrun_kv_put(const char *key, const void *val, size_t len)
 {
     size_t klen = strlen(key) + 1;
-    unsigned char *msg = malloc(klen + len);
-    if (msg == NULL)
+    struct boot_put *put = malloc(sizeof *put + klen + len);
+    if (put == NULL)
         return GAS_ERR_NOMEM;
-    memcpy(msg, key, klen);
-    memcpy(msg + klen, val, len);
-    gas_status_t st = request("bootstrap kv_put", GAS_BOOT_KV_PUT, msg, klen + len, NULL, NULL,
-                              NULL);
-    free(msg);
+    put->len = klen + len;
+    memcpy(put->msg, key, klen);
+    memcpy(put->msg + klen, val, len);
+    gas_status_t st = request("bootstrap kv_put", GAS_BOOT_KV_PUT, put->msg, put->len, NULL,
+                              NULL, NULL);
+    if (st != GAS_OK || boot_addr == NULL) {
+        free(put);
+        return st;
+    }
+    pthread_mutex_lock(&boot_lock); /* kept: a RESUME sends it again */
+    put->next = boot_puts;
+    boot_puts = put;
+    pthread_mutex_unlock(&boot_lock);
     return st;
 }
 
@@ -132,14 +271,33 @@ static gas_status_t gasrun_barrier(void)
 {
     const char *what = "the other ranks in the bootstrap barrier (every rank has connected; "
                        "some have not reached the barrier)";
-    unsigned type;
+    unsigned type = 0;
     void *reply = NULL;
     size_t rlen;
+    uint64_t done;
+    int in_barrier;
+    gas_status_t st = GAS_OK;
     pthread_mutex_lock(&boot_lock);
     int rc = gas_boot_wire_send(boot_fd, GAS_BOOT_BARRIER, NULL, 0);
-    gas_status_t st = rc == 0 ? await_reply(what) : lost("bootstrap barrier", rc);
-    if (st == GAS_OK && (rc = gas_boot_wire_recv(boot_fd, &type, &reply, &rlen)) != 0)
-        st = lost("bootstrap barrier", rc);
+    for (;;) {
+        if (rc == 0 && (st = await_reply(what)) == GAS_OK)
+            rc = gas_boot_wire_recv(boot_fd, &type, &reply, &rlen);
+        if (rc == 0 || st != GAS_OK)
+            break;
+        /* The connection broke: after a RESUME, the barrier is over (its
+         * BARRIER_DONE was lost), still counts this rank, or never got its BARRIER. */
+        if ((rc = resume(rc, &done, &in_barrier)) != 0) {
+            st = lost("bootstrap barrier", rc);
+            break;
+        }
+        if (done > barriers_done) {
+            type = GAS_BOOT_BARRIER_DONE;
+            break;
+        }
+        rc = in_barrier ? 0 : gas_boot_wire_send(boot_fd, GAS_BOOT_BARRIER, NULL, 0);
+    }
+    if (st == GAS_OK && type == GAS_BOOT_BARRIER_DONE)
+        barriers_done++;
     pthread_mutex_unlock(&boot_lock);
     free(reply);
     if (st == GAS_OK && type != GAS_BOOT_BARRIER_DONE)
@@ -168,6 +326,11 @@ static void gasrun_fini(void)
     gas_rt_boot_watch_stop();
     close(boot_fd);
     boot_fd = -1;
+    while (boot_puts != NULL) {
+        struct boot_put *p = boot_puts;
+        boot_puts = p->next;
+        free(p);
+    }
 }
 
 /*
@@ -292,7 +455,7 @@ gas_status_t gas_rt_boot_gasrun_open(struct gas_rt_boot *b)
         .kv_put = gasrun_kv_put, .kv_get = gasrun_kv_get, .barrier = gasrun_barrier,
         .abort = gasrun_abort, .fini = gasrun_fini,
     };
-    unsigned char hello[20];
+    unsigned char *hello = boot_hello;
     gas_boot_put_u32(hello, GAS_BOOT_WIRE_VERSION);
     gas_boot_put_u64(hello + 4, b->job_key);
     gas_boot_put_u32(hello + 12, (uint32_t)rank);
@@ -301,7 +464,7 @@ gas_status_t gas_rt_boot_gasrun_open(struct gas_rt_boot *b)
     void *reply = NULL;
     size_t rlen;
     pthread_mutex_lock(&boot_lock);
-    int rc = gas_boot_wire_send(boot_fd, GAS_BOOT_HELLO, hello, sizeof hello);
+    int rc = gas_boot_wire_send(boot_fd, GAS_BOOT_HELLO, hello, sizeof boot_hello);
     if (rc == 0)
         rc = gas_boot_wire_recv(boot_fd, &type, &reply, &rlen);
     pthread_mutex_unlock(&boot_lock);
@@ -325,8 +488,10 @@ gas_status_t gas_rt_boot_gasrun_open(struct gas_rt_boot *b)
                             "gasrun refused this rank (reply %u, %u ranks; expected %ld)", type, n,
                             nranks);
     }
-    if (fd_text == NULL)
-        gas_rt_boot_watch_start(boot_fd, addr);
+    if (fd_text == NULL) {
+        boot_addr = addr;   /* the environment's: it stays */
+        gas_rt_boot_watch_start(boot_fd, addr, watch_resume);
+    }
     gas_rt_log_rank_ = (int)rank; /* the messages of the wait name this rank */
     st = wait_all_joined((uint32_t)nranks);
     if (st != GAS_OK) {

@@ -73,6 +73,18 @@ void gas_boot_tcp_tune(int fd)
     setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms, sizeof user_ms);
 }
 
+enum gas_boot_tcp_fate gas_boot_tcp_fate(int fd)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 || len < 1)
+        return GAS_BOOT_TCP_CLOSED;
+    if (ti.tcpi_state == TCP_ESTABLISHED)
+        return GAS_BOOT_TCP_OPEN;
+    /* TCP_CLOSE without a FIN first: tcp_done() after a timeout or a reset. */
+    return ti.tcpi_state == TCP_CLOSE ? GAS_BOOT_TCP_BROKEN : GAS_BOOT_TCP_CLOSED;
+}
+
 static long long now_ms(void)
 {
     struct timespec ts;

@@ -43,4 +43,18 @@ int gas_boot_tcp_connect(const char *addr_text, int timeout_ms);
 #define GAS_BOOT_TCP_DEAD_S 30
 void gas_boot_tcp_tune(int fd);
 
+/*
+ * What became of a boot connection, from the kernel's TCP state (it does not
+ * take the socket's pending error, which a reader may still want):
+ *   OPEN    established: nothing happened, or another thread replaced it;
+ *   CLOSED  the peer closed it (a FIN: the process at the other end ended or
+ *           let it go), or fd is no TCP socket;
+ *   BROKEN  the kernel gave up on it: timed out (TCP_USER_TIMEOUT, keepalive,
+ *           or, when this host drops the packets, about 8 s of unanswered window
+ *           probes that no socket option changes) or reset.  A network outage
+ *           does this; the other end may well be alive.
+ */
+enum gas_boot_tcp_fate { GAS_BOOT_TCP_OPEN, GAS_BOOT_TCP_CLOSED, GAS_BOOT_TCP_BROKEN };
+enum gas_boot_tcp_fate gas_boot_tcp_fate(int fd);
+
 #endif

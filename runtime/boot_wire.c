@@ -5,13 +5,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+/* Write all of buf: send() with MSG_NOSIGNAL on a socket, so that a broken
+ * connection is -EPIPE for the caller to report and never kills the process
+ * with SIGPIPE; write() on anything else (tests hand pipes). */
 static int write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
+    int sock = 1;
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = sock ? send(fd, p, len, MSG_NOSIGNAL) : write(fd, p, len);
+        if (n < 0 && sock && errno == ENOTSOCK) {
+            sock = 0;
+            continue;
+        }
         if (n < 0) {
             if (errno == EINTR)
                 continue;

@@ -16,6 +16,17 @@
  *   BARRIER    none                                           BARRIER_DONE (once all ranks sent it)
  *   ABORT      code i32, message bytes                        none (gasrun ends the job)
  *   FINI       none                                           none (a clean exit follows)
+ *   RESUME     as HELLO                                       RESUME_OK: nranks u32,
+ *                                                             barriers_done u64, in_barrier u32
+ *
+ * RESUME is the first message of a TCP connection that replaces a rank's
+ * connection which the kernel gave up on (a network outage: timed out or
+ * reset; boot_gasrun.c).  gasrun accepts it from a rank that said HELLO, with
+ * the same pid, closes the old connection if it still has it, and answers how
+ * many boot barriers have completed and whether the rank is counted in the
+ * current one, so that the rank knows whether to send its BARRIER again.  The
+ * rank then sends again its KV_PUTs (a put replaces the same key's value) and
+ * the request that failed.
  *
  * KV keys are per rank: KV_GET names the rank whose value it wants.  Every
  * KV_PUT a rank sent before its BARRIER is visible to every KV_GET sent after
@@ -49,8 +60,13 @@ enum gas_boot_msg {
     GAS_BOOT_BARRIER,
     GAS_BOOT_BARRIER_DONE,
     GAS_BOOT_ABORT,
-    GAS_BOOT_FINI
+    GAS_BOOT_FINI,
+    GAS_BOOT_RESUME,
+    GAS_BOOT_RESUME_OK
 };
+
+#define GAS_BOOT_HELLO_LEN 20u      /* HELLO's (and RESUME's) payload */
+#define GAS_BOOT_RESUME_OK_LEN 16u
 
 struct gas_boot_hdr {
     uint32_t magic;
@@ -59,7 +75,8 @@ struct gas_boot_hdr {
     uint32_t len;       /* payload bytes that follow */
 };
 
-/* Write one whole message (header + payload); 0 or -errno. Retries EINTR. */
+/* Write one whole message (header + payload); 0 or -errno (-EPIPE, never
+ * SIGPIPE, when the peer is gone). Retries EINTR. */
 int gas_boot_wire_send(int fd, unsigned type, const void *payload, size_t len);
 
 /*

@@ -78,7 +78,7 @@ GAS_CONFIG_ROW(PROGRESS, ENUM, "thread", "thread|poll",
 GAS_CONFIG_ROW(STATS, BOOL, "n", NULL,
                "At gas_finalize every rank prints its per-peer counters (datagrams, bytes, retransmits, duplicates, bad datagrams, round trip), one line per peer (a peer over shm: a line saying it has none, since shared memory sends nothing), then the totals of its udp socket (and rdma), bad datagrams from strangers included.")
 GAS_CONFIG_ROW(UDP_IFACE, STRING, "", NULL,
-               "Network interface whose IPv4 address the udp transport binds (default: the first UP non-loopback interface with one, else 127.0.0.1).")
+               "Network interface whose IPv4 address the udp transport binds, by name (eth0) or by one of its IPv4 addresses (10.0.0.5; gasrun passes a host file's addr= so); an address no local interface has fails gas_init (default: the first UP non-loopback interface with one, else 127.0.0.1).")
 GAS_CONFIG_ROW(UDP_PORT, UINT, "0", NULL,
                "Base udp port: a rank binds base + its rank on the node (0: an ephemeral port).")
 GAS_CONFIG_ROW(UDP_MTU, SIZE, "1500", NULL,
@@ -116,7 +116,7 @@ GAS_CONFIG_ROW(UDP_PACE_HEADROOM, RATIO, "25%", NULL,
 GAS_CONFIG_ROW(UDP_LOSS_TOLERANCE, RATIO, "3%", NULL,
                "Loss rate of a udp peer's datagrams (a moving average over about 256) below which a loss shrinks its congestion window by 15% (random loss on a lossy link); above it, by half (a full queue).")
 GAS_CONFIG_ROW(UDP_PEER_TIMEOUT, TIME, "30s", NULL,
-               "A peer that acknowledges nothing for this long while operations to it are outstanding is declared dead: those operations fail with GAS_ERR_PEER naming it. Keep it well above the longest queueing delay on the path: acknowledgements wait in the same queues as data (a slow link with a deep queue, say 1 Mbit/s behind 256 KB of buffer, holds them for seconds).")
+               "A peer that acknowledges nothing for this long while operations to it are outstanding is declared dead: those operations fail with GAS_ERR_PEER naming it. Keep it well above the longest queueing delay on the path: acknowledgements wait in the same queues as data (a slow link with a deep queue, say 1 Mbit/s behind 256 KB of buffer, holds them for seconds). A rank on another host than gasrun whose boot connection breaks (a network outage) tries this long, and at least 30 s, to connect to gasrun again.")
 GAS_CONFIG_ROW(TEST_UDP_DROP, RATIO, "0", NULL,
                "Test only: fraction of outgoing udp datagrams to drop (e.g. 5%).")
 GAS_CONFIG_ROW(TEST_UDP_DUP, RATIO, "0", NULL,

@@ -13,4 +13,6 @@ $(BUILD)/tests/gasrun/boot_client: $(BUILD)/obj/tests/gasrun/boot_client.o $(BUI
 
 # A libgas rank that waits for ever after gas_init (gasrun's remote-rank tests).
 TEST_BINS += $(BUILD)/tests/gasrun/gas_hang
+# A libgas rank that meets the others in barriers for a while (network outage tests).
+TEST_BINS += $(BUILD)/tests/gasrun/gas_barriers
 TEST_BINS += $(BUILD)/tests/gasrun/tty_job

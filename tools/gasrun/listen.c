@@ -128,7 +128,7 @@ static void pending_check(struct pending *p)
     if (p->len >= 12) {
         unsigned type = (unsigned)b[4] | ((unsigned)b[5] << 8);
         uint32_t len = gas_boot_get_u32(b + 8);
-        if (type != GAS_BOOT_HELLO) {
+        if (type != GAS_BOOT_HELLO && type != GAS_BOOT_RESUME) {
             refuse(p, "first message is not a HELLO (type %u)", type);
             return;
         }
@@ -139,19 +139,22 @@ static void pending_check(struct pending *p)
     }
     if (p->len < HELLO_MSG_LEN)
         return;
+    bool resume = ((unsigned)b[4] | ((unsigned)b[5] << 8)) == GAS_BOOT_RESUME;
     if (gas_boot_get_u64(b + 12 + 4) != job->key) {
         refuse(p, "wrong job key");
         return;
     }
     uint32_t rank = gas_boot_get_u32(b + 12 + 12);
     const struct gr_rank *rk = rank < (uint32_t)job->nranks ? &job->ranks[rank] : NULL;
-    const char *why = rk == NULL    ? "which is not in the job"
-                      : !rk->remote ? "which runs on this host (it has its own socket)"
-                      : rk->tcp     ? "which is connected already"
-                      : !rk->running ? "whose launcher has exited"
-                                     : NULL;
+    /* A RESUME replaces the connection of a rank that had one (it broke). */
+    const char *why = rk == NULL              ? "which is not in the job"
+                      : !rk->remote           ? "which runs on this host (it has its own socket)"
+                      : rk->tcp && !resume    ? "which is connected already"
+                      : !rk->tcp && resume    ? "which never connected"
+                      : !rk->running          ? "whose launcher has exited"
+                                              : NULL;
     if (why != NULL) {
-        refuse(p, "HELLO with the job key as rank %u, %s", rank, why);
+        refuse(p, "%s with the job key as rank %u, %s", resume ? "RESUME" : "HELLO", rank, why);
         return;
     }
     /* The rendezvous takes it from here (version check, HELLO_OK). */
@@ -162,7 +165,7 @@ static void pending_check(struct pending *p)
     memcpy(hello, p->buf, sizeof hello);
     pending_unlink(p);
     job->ranks[rank].tcp = true;
-    gr_info("rank %u connected from %s", rank, peer);
+    gr_info("rank %u connected %sfrom %s", rank, resume ? "again " : "", peer);
     int rc = gr_rdv_add_conn(job->rdv, fd, (int)rank, hello, sizeof hello);
     if (rc < 0)
         gr_job_fail(job, 1, "cannot serve the boot connection of rank %u: %s", rank,

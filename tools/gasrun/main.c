@@ -102,6 +102,13 @@ static void rdv_closed(void *ctx, uint32_t rank)
     gr_rank_gone_check(job, (int)rank);
 }
 
+static void rdv_resumed(void *ctx, uint32_t rank)
+{
+    struct gr_job *job = ctx;
+    job->ranks[rank].boot_closed = false;
+    gr_info("rank %u: connected again after its boot connection broke (RESUME)", rank);
+}
+
 static void rdv_barrier(void *ctx)
 {
     gr_job_check_stuck(ctx);
@@ -163,6 +170,7 @@ static int job_setup(struct gr_job *job)
         .hello = rdv_hello,
         .fini = rdv_fini,
         .closed = rdv_closed,
+        .resumed = rdv_resumed,
         .barrier = rdv_barrier,
     };
     job->rdv = gr_rdv_create((uint32_t)job->nranks, job->key, &ops);

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #define HDR_LEN        12u
-#define HELLO_LEN      20u              /* version u32, key u64, rank u32, pid u32 */
+#define HELLO_LEN      GAS_BOOT_HELLO_LEN /* version u32, key u64, rank u32, pid u32 */
 #define IN_MIN_CAP     4096u
 #define IN_SHRINK_CAP  (64u * 1024)
 #define OUT_HIGH_WATER (8u * 1024 * 1024) /* stop reading requests past this */
@@ -40,6 +40,7 @@ struct rdv_conn {
 
 struct rdv_rank {
     struct rdv_conn *conn;      /* bound connection, NULL when none (or closed) */
+    uint32_t pid;               /* said in HELLO; a RESUME must say the same */
     bool helloed;
     bool fini;
     bool in_barrier;
@@ -205,42 +206,56 @@ static int conn_send(struct rdv_conn *c, unsigned type, const void *payload, siz
 
 /* ---- requests ------------------------------------------------------------ */
 
-static void handle_hello(struct rdv_conn *c, const unsigned char *p, size_t len)
+/* The checks that HELLO and RESUME (`what`) share; false when c failed. */
+static bool hello_check(struct rdv_conn *c, const char *what, const unsigned char *p, size_t len,
+                        uint32_t *rank_p, uint32_t *pid_p)
 {
     struct gr_rdv *s = c->srv;
     if (len != HELLO_LEN) {
-        conn_fail(c, "bad HELLO: %zu payload bytes, expected %u", len, HELLO_LEN);
-        return;
+        conn_fail(c, "bad %s: %zu payload bytes, expected %u", what, len, HELLO_LEN);
+        return false;
     }
     uint32_t version = gas_boot_get_u32(p);
     uint64_t key = gas_boot_get_u64(p + 4);
     uint32_t rank = gas_boot_get_u32(p + 12);
-    uint32_t pid = gas_boot_get_u32(p + 16);
     if (version != GAS_BOOT_WIRE_VERSION) {
-        conn_fail(c, "bad HELLO: boot protocol version %u, this gasrun speaks %u "
+        conn_fail(c, "bad %s: boot protocol version %u, this gasrun speaks %u "
                   "(rank program and gasrun come from different libgas builds)",
-                  version, GAS_BOOT_WIRE_VERSION);
-        return;
+                  what, version, GAS_BOOT_WIRE_VERSION);
+        return false;
     }
     if (key != s->key) {
-        conn_fail(c, "bad HELLO: wrong job key (the rank does not belong to this job)");
-        return;
+        conn_fail(c, "bad %s: wrong job key (the rank does not belong to this job)", what);
+        return false;
     }
     if (rank >= s->nranks) {
-        conn_fail(c, "bad HELLO: rank %u out of range (the job has %u ranks)", rank, s->nranks);
-        return;
+        conn_fail(c, "bad %s: rank %u out of range (the job has %u ranks)", what, rank,
+                  s->nranks);
+        return false;
     }
     if (c->expected >= 0 && rank != (uint32_t)c->expected) {
-        conn_fail(c, "bad HELLO: says it is rank %u on the boot socket of rank %d",
+        conn_fail(c, "bad %s: says it is rank %u on the boot socket of rank %d", what,
                   rank, c->expected);
-        return;
+        return false;
     }
+    *rank_p = rank;
+    *pid_p = gas_boot_get_u32(p + 16);
+    return true;
+}
+
+static void handle_hello(struct rdv_conn *c, const unsigned char *p, size_t len)
+{
+    struct gr_rdv *s = c->srv;
+    uint32_t rank, pid;
+    if (!hello_check(c, "HELLO", p, len, &rank, &pid))
+        return;
     if (s->ranks[rank].helloed) {
         conn_fail(c, "bad HELLO: rank %u already said HELLO", rank);
         return;
     }
     c->rank = (int)rank;
     s->ranks[rank].conn = c;
+    s->ranks[rank].pid = pid;
     s->ranks[rank].helloed = true;
     unsigned char reply[4];
     gas_boot_put_u32(reply, s->nranks);
@@ -250,6 +265,46 @@ static void handle_hello(struct rdv_conn *c, const unsigned char *p, size_t len)
     }
     if (s->ops.hello != NULL)
         s->ops.hello(s->ops.ctx, rank, pid);
+}
+
+/*
+ * RESUME (boot_wire.h): the rank's connection broke in a network outage and
+ * it connected again.  This connection takes the old one's place (closed
+ * here if gasrun has not noticed yet: no `closed` report for it), keeps its
+ * place in the barrier, and is told the barrier count.
+ */
+static void handle_resume(struct rdv_conn *c, const unsigned char *p, size_t len)
+{
+    struct gr_rdv *s = c->srv;
+    uint32_t rank, pid;
+    if (!hello_check(c, "RESUME", p, len, &rank, &pid))
+        return;
+    struct rdv_rank *r = &s->ranks[rank];
+    if (!r->helloed || r->pid != pid) {
+        conn_fail(c, "bad RESUME: rank %u (pid %u) %s", rank, pid,
+                  r->helloed ? "is another process than the one that said HELLO"
+                             : "never said HELLO");
+        return;
+    }
+    struct rdv_conn *old = r->conn;
+    if (old != NULL && old != c) {
+        old->rank = old->expected = -1;
+        r->conn = NULL;
+        conn_close(old);
+    }
+    c->rank = (int)rank;
+    c->in_barrier = r->in_barrier;
+    r->conn = c;
+    unsigned char reply[GAS_BOOT_RESUME_OK_LEN];
+    gas_boot_put_u32(reply, s->nranks);
+    gas_boot_put_u64(reply + 4, s->barriers_done);
+    gas_boot_put_u32(reply + 12, r->in_barrier);
+    if (conn_send(c, GAS_BOOT_RESUME_OK, reply, sizeof reply) < 0) {
+        conn_fail(c, "out of memory queueing RESUME_OK");
+        return;
+    }
+    if (s->ops.resumed != NULL)
+        s->ops.resumed(s->ops.ctx, rank);
 }
 
 static void handle_kv_put(struct rdv_conn *c, const unsigned char *p, size_t len)
@@ -355,6 +410,7 @@ static const char *msg_type_name(unsigned type)
         [GAS_BOOT_KV_VALUE] = "KV_VALUE", [GAS_BOOT_KV_MISSING] = "KV_MISSING",
         [GAS_BOOT_BARRIER] = "BARRIER", [GAS_BOOT_BARRIER_DONE] = "BARRIER_DONE",
         [GAS_BOOT_ABORT] = "ABORT", [GAS_BOOT_FINI] = "FINI",
+        [GAS_BOOT_RESUME] = "RESUME", [GAS_BOOT_RESUME_OK] = "RESUME_OK",
     };
     if (type < sizeof names / sizeof names[0] && names[type] != NULL)
         return names[type];
@@ -367,6 +423,8 @@ static void handle_msg(struct rdv_conn *c, unsigned type, const unsigned char *p
     if (c->rank < 0) {
         if (type == GAS_BOOT_HELLO)
             handle_hello(c, p, len);
+        else if (type == GAS_BOOT_RESUME)
+            handle_resume(c, p, len);
         else
             conn_fail(c, "bad HELLO: first message is %s (type %u), not HELLO",
                       msg_type_name(type), type);
@@ -477,10 +535,16 @@ static void conn_read(struct rdv_conn *c)
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !c->detached)
             return;
         /* EOF or a reset: the rank is done with this connection (its exit
-         * status, not this, decides the job).  A partial request is dropped. */
+         * status, not this, decides the job), or it broke in a network
+         * outage and the rank connects again (RESUME).  A partial request is
+         * dropped: the rank sends it again after its RESUME. */
         char name[64];
-        gr_info("%s closed its boot connection%s", conn_name(c, name, sizeof name),
-                c->rank >= 0 && c->srv->ranks[c->rank].fini ? " after FINI" : "");
+        if (n < 0)
+            gr_info("%s: its boot connection broke (%s); it may connect again",
+                    conn_name(c, name, sizeof name), strerror(errno));
+        else
+            gr_info("%s closed its boot connection%s", conn_name(c, name, sizeof name),
+                    c->rank >= 0 && c->srv->ranks[c->rank].fini ? " after FINI" : "");
         conn_close(c);
         return;
     }

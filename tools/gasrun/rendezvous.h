@@ -2,7 +2,8 @@
  * rendezvous.h - gasrun's server side of the boot protocol (runtime/boot_wire.h).
  *
  * The server knows nothing of processes or of how a connection arrived: a
- * connection is a stream fd that must start with HELLO.  For a forked rank the
+ * connection is a stream fd that must start with HELLO (or RESUME: one that
+ * replaces a rank's broken connection).  For a forked rank the
  * fd is gasrun's end of that rank's socketpair and `expected_rank` says whose
  * it is.  A connection accepted from the network (listen.c) has had its HELLO
  * read and checked already (key, rank): it comes with those bytes, which are
@@ -36,6 +37,9 @@ struct gr_rdv_ops {
     /* The connection of `rank` (bound, or expected) is closed: that rank can
      * send nothing more on it. */
     void (*closed)(void *ctx, uint32_t rank);
+    /* `rank` connected again after its connection broke (RESUME): it has
+     * one again. */
+    void (*resumed)(void *ctx, uint32_t rank);
     /* A rank entered a barrier (gr_rdv_barrier_arrived() changed). */
     void (*barrier)(void *ctx);
 };

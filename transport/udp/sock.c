@@ -35,11 +35,22 @@ void gas_udp_addr_str(const struct sockaddr_in *a, char *buf, size_t cap)
     snprintf(buf, cap, "%s:%u", ip, (unsigned)ntohs(a->sin_port));
 }
 
-/* The IPv4 address and netmask to bind: GAS_UDP_IFACE's, else the first UP
+/* Whether interface entry i is the one GAS_UDP_IFACE names: by its name, or
+ * (when the setting is a numeric IPv4 address, *want) by its address. */
+static int iface_is(const struct ifaddrs *i, const char *iface, const struct in_addr *want)
+{
+    const struct in_addr *a = &((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr;
+    return strcmp(i->ifa_name, iface) == 0 || (want && a->s_addr == want->s_addr);
+}
+
+/* The IPv4 address and netmask to bind: GAS_UDP_IFACE's (an interface name,
+ * or an IPv4 address that a local interface has), else the first UP
  * non-loopback interface's, else 127.0.0.1/8. */
 static gas_status_t pick_address(const char *iface, struct in_addr *addr_p, uint32_t *mask_p,
                                  char *name, size_t cap)
 {
+    struct in_addr want;
+    int by_addr = iface[0] && inet_pton(AF_INET, iface, &want) == 1;
     struct ifaddrs *list = NULL;
     if (getifaddrs(&list) != 0)
         list = NULL;
@@ -47,7 +58,7 @@ static gas_status_t pick_address(const char *iface, struct in_addr *addr_p, uint
     for (const struct ifaddrs *i = list; i && !pick; i = i->ifa_next) {
         if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET)
             continue;
-        if (iface[0] ? strcmp(i->ifa_name, iface) == 0
+        if (iface[0] ? iface_is(i, iface, by_addr ? &want : NULL)
                      : (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK))
             pick = i;
     }
@@ -64,6 +75,10 @@ static gas_status_t pick_address(const char *iface, struct in_addr *addr_p, uint
         freeifaddrs(list);
     if (pick)
         return GAS_OK;
+    if (by_addr)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                            "GAS_UDP_IFACE=%s: no interface of this host has that IPv4 address "
+                            "(give one of its own addresses, or an interface name)", iface);
     if (iface[0])
         return gas_rt_error(GAS_ERR_INVALID, "gas_init",
                             "GAS_UDP_IFACE=%s: no interface of that name has an IPv4 address", iface);
