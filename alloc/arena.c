@@ -222,9 +222,11 @@ __attribute__((noinline)) struct gas_al_thr *gas_al_thr_register(void)
 static __attribute__((noinline)) struct gas_al_thr *thr_setup(void)
 {
     uint64_t now = atomic_load_explicit(&gas_al_gen, memory_order_acquire);
-    struct gas_al_thr *t = gas_al_thr_register();
     /* Stopped: the arenas are gone (a late internal free; gas_al_enter refuses the API's). */
-    if (t == NULL || !gas_al_open())
+    if (!gas_al_open())
+        return NULL;
+    struct gas_al_thr *t = gas_al_thr_register();
+    if (t == NULL)
         return NULL;
     memset(t->tc, 0, sizeof t->tc);
     flush_bins(t, 0);
@@ -576,8 +578,8 @@ static void membarrier_setup(void)
  */
 struct gas_al_thr *gas_al_enter_slow(struct gas_al_thr *t)
 {
-    if (t == NULL) {
-        if ((t = gas_al_thr_register()) == NULL)
+    if (t == NULL) {   /* no record is made for a call that is refused anyway */
+        if (!gas_al_open() || (t = gas_al_thr_register()) == NULL)
             return NULL;
         atomic_store_explicit(&t->inside, 1, memory_order_relaxed);
         atomic_signal_fence(memory_order_seq_cst);
@@ -602,7 +604,6 @@ struct gas_al_thr *gas_al_enter_slow(struct gas_al_thr *t)
  */
 static void close_arenas(void)
 {
-    pthread_once(&mb_once, membarrier_setup);
     int gate = atomic_fetch_and(&gas_al_gate, ~GAS_AL_GATE_OPEN);
     if ((gate & GAS_AL_GATE_FENCE) ||
         syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
@@ -658,7 +659,6 @@ gas_status_t gas_al_arenas_start(const struct gas_al_arena_cfg *c)
                  : why == GAS_AL_ARENA_NOBACKING ? GAS_ERR_NOMEM : GAS_ERR_INTERNAL;
         }
     }
-    atomic_store(&used_gone, 0);
     atomic_fetch_or(&gas_al_gate, GAS_AL_GATE_OPEN);
     return GAS_OK;
 }
@@ -754,14 +754,8 @@ void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p)
         *why_p = GAS_AL_ARENA_NOMEM;
         return NULL;
     }
-    if (nbytes <= GAS_AL_CACHE_MAX) {
-        unsigned c = gas_al_class_of_size[nbytes];
-        struct gas_al_bin *b = &t->bins[c];
-        if (b->n > 0) {
-            gas_al_count(t, b->size);
-            return b->stack[--b->n];
-        }
-    }
+    /* The thread's cache has nothing of this class: the fast path found its bin empty,
+     * or thr_get just set the thread up again with empty bins. */
     fail_why = 0;
     int purged = 0;   /* once per allocation: a second purge finds nothing new */
     if (nbytes >= GAS_AL_BIG_MIN) {
@@ -788,7 +782,7 @@ void *gas_al_arena_alloc_slow(size_t nbytes, int *why_p)
         p = mallocx(nbytes, flags);
     }
     if (__builtin_expect(p != NULL, 1)) {
-        gas_al_count(t, (int64_t)sallocx(p, 0));
+        gas_al_count(t, (int64_t)nallocx(nbytes, 0));   /* its usable size, as sallocx */
         return p;
     }
     *why_p = fail_why ? fail_why : GAS_AL_ARENA_NOMEM;

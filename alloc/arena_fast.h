@@ -103,25 +103,20 @@ static inline void gas_al_count(struct gas_al_thr *t, int64_t delta)
                           memory_order_relaxed);
 }
 
-/* t (this thread's record, or NULL) while it is current for the arenas of now, else NULL. */
-static inline struct gas_al_thr *gas_al_thr_valid(struct gas_al_thr *t)
+/* This thread's cache state while it is current, else NULL. */
+static inline struct gas_al_thr *gas_al_thr_current(void)
 {
+    struct gas_al_thr *t = gas_al_self;
     if (__builtin_expect(t != NULL &&
                              t->gen == atomic_load_explicit(&gas_al_gen, memory_order_acquire), 1))
         return t;
     return NULL;
 }
 
-/* This thread's cache state while it is current, else NULL. */
-static inline struct gas_al_thr *gas_al_thr_current(void)
+/* nbytes (> 0) from this thread's arena, or NULL with *why_p set. */
+static inline void *gas_al_arena_alloc(size_t nbytes, int *why_p)
 {
-    return gas_al_thr_valid(gas_al_self);
-}
-
-/* nbytes (> 0) from the arena of self (this thread's record, or NULL), or NULL with *why_p set. */
-static inline void *gas_al_arena_alloc_as(struct gas_al_thr *self, size_t nbytes, int *why_p)
-{
-    struct gas_al_thr *t = gas_al_thr_valid(self);
+    struct gas_al_thr *t = gas_al_thr_current();
     if (__builtin_expect(t != NULL && nbytes <= GAS_AL_CACHE_MAX, 1)) {
         struct gas_al_bin *b = &t->bins[gas_al_class_of_size[nbytes]];
         if (__builtin_expect(b->n > 0, 1)) {
@@ -132,25 +127,18 @@ static inline void *gas_al_arena_alloc_as(struct gas_al_thr *self, size_t nbytes
     return gas_al_arena_alloc_slow(nbytes, why_p);
 }
 
-/* nbytes (> 0) from this thread's arena, or NULL with *why_p set. */
-static inline void *gas_al_arena_alloc(size_t nbytes, int *why_p)
-{
-    return gas_al_arena_alloc_as(gas_al_self, nbytes, why_p);
-}
-
 /*
- * Free a live block gas_al_arena_alloc returned (any thread; self: its
- * record, or NULL).  Nothing here detects a double free: gas_dealloc asks
- * the live-block map (alloc/live.h).
+ * Free a live block gas_al_arena_alloc returned (any thread).  Nothing here
+ * detects a double free: gas_dealloc asks the live-block map (alloc/live.h).
  */
-static inline void gas_al_arena_free_as(struct gas_al_thr *self, void *p)
+static inline void gas_al_arena_free(void *p)
 {
     /* Big blocks are page-aligned; jemalloc's sallocx must not see one. */
     if (__builtin_expect(((uintptr_t)p & 4095) == 0, 0) &&
         atomic_load_explicit(&gas_al_big_used, memory_order_acquire) != 0 &&
         gas_al_big_free(p))
         return;
-    struct gas_al_thr *t = gas_al_thr_valid(self);
+    struct gas_al_thr *t = gas_al_thr_current();
     size_t u = 0;
     if (__builtin_expect(t != NULL, 1)) {
         u = sallocx(p, 0);
@@ -165,12 +153,6 @@ static inline void gas_al_arena_free_as(struct gas_al_thr *self, void *p)
         }
     }
     gas_al_arena_free_slow(p, u);
-}
-
-/* gas_al_arena_free_as for this thread. */
-static inline void gas_al_arena_free(void *p)
-{
-    gas_al_arena_free_as(gas_al_self, p);
 }
 
 #endif

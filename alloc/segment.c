@@ -148,7 +148,11 @@ uint64_t gas_al_segment_backed(const struct gas_al_segment *seg)
 }
 
 /* cachestat(2), Linux 6.5: pages of a file's range in its page cache (libc has no wrapper). */
-#define CACHESTAT_NR 451   /* the same on every architecture */
+#ifdef __NR_cachestat
+#define CACHESTAT_NR __NR_cachestat
+#else
+#define CACHESTAT_NR 451   /* the same on every architecture; older headers lack it */
+#endif
 struct cachestat_range {
     uint64_t off, len;
 };
@@ -156,7 +160,10 @@ struct cachestat_counts {
     uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
 };
 
-uint64_t gas_al_segment_unbacked(const struct gas_al_segment *seg, uint64_t off, uint64_t len)
+/* Bytes of the pages of [off, off + len) that are not in the segment file
+ * (swapped-out pages count as not there): all of len where the kernel cannot
+ * tell (before Linux 6.5).  Not for hugetlb segments. */
+static uint64_t segment_unbacked(const struct gas_al_segment *seg, uint64_t off, uint64_t len)
 {
     /* fallocate'd shmem pages are in the page cache but not "uptodate": SEEK_DATA
      * and mincore call them holes, cachestat counts them. */
@@ -179,7 +186,7 @@ uint64_t gas_al_segment_unbacked(const struct gas_al_segment *seg, uint64_t off,
 int gas_al_segment_back(const struct gas_al_segment *seg, const struct gas_al_limits *l,
                         uint64_t off, uint64_t len, char *why, size_t cap)
 {
-    uint64_t need = seg->hugetlb ? 0 : gas_al_segment_unbacked(seg, off, len);
+    uint64_t need = seg->hugetlb ? 0 : segment_unbacked(seg, off, len);
     if (need > 0 && gas_al_limits_room(l, 0, need, why, cap) != 0)
         return -1;
     if (fallocate(seg->fd, 0, (off_t)off, (off_t)len) == 0)

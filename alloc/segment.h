@@ -92,11 +92,6 @@ int gas_al_segment_back(const struct gas_al_segment *seg, const struct gas_al_li
 /* Give back the memory of [off, off + len) (only for ranges nobody uses or registered). */
 void gas_al_segment_unback(const struct gas_al_segment *seg, uint64_t off, uint64_t len);
 
-/* Bytes of the pages of [off, off + len) that are not in the segment file
- * (cachestat(2); swapped-out pages count as not there): all of len where
- * the kernel cannot tell (before Linux 6.5).  Not for hugetlb segments. */
-uint64_t gas_al_segment_unbacked(const struct gas_al_segment *seg, uint64_t off, uint64_t len);
-
 /* Does [off, off + len) read as zero without being backed (a hole)? */
 int gas_al_segment_is_hole(const struct gas_al_segment *seg, uint64_t off, uint64_t len);
 

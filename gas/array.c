@@ -289,13 +289,11 @@ gas_status_t gas_gs_sym_alloc(const char *call, uint64_t len, const char *sized_
                               uint64_t *off_p)
 {
     uint64_t want = (len + GAS_GS_ALLOC_ALIGN - 1) / GAS_GS_ALLOC_ALIGN * GAS_GS_ALLOC_ALIGN;
-    uint64_t before = 0, after = 0;
-    gas_al_heap_stats(&gas_gs.heap, NULL, NULL, &before);
     gas_status_t st = place_block(call, want, 0, sized_by, off_p);
     if (st == GAS_OK) {
-        /* The block is libgas's own: counted apart from the arrays in heap_used. */
-        gas_al_heap_stats(&gas_gs.heap, NULL, NULL, &after);
-        __atomic_fetch_add(&gas_gs.heap_internal, after - before, __ATOMIC_RELAXED);
+        /* The block (want bytes in the heap's used list) is libgas's own: counted apart
+         * from the arrays in heap_used. */
+        __atomic_fetch_add(&gas_gs.heap_internal, want, __ATOMIC_RELAXED);
         heap_publish();
     }
     return st;

@@ -84,7 +84,7 @@ GAS_EXPORT gas_status_t gas_alloc(size_t nbytes, gas_ptr_t *ptr_p)
         return alloc_refused(t);
     gas_status_t st = GAS_OK;
     int why = 0;
-    void *m = nbytes != 0 && nbytes < gas_gs.seg.size ? gas_al_arena_alloc_as(t, nbytes, &why) : NULL;
+    void *m = nbytes != 0 && nbytes < gas_gs.seg.size ? gas_al_arena_alloc(nbytes, &why) : NULL;
     if (__builtin_expect(m == NULL, 0)) {
         if (nbytes == 0)
             *ptr_p = GAS_NULL;
@@ -95,7 +95,7 @@ GAS_EXPORT gas_status_t gas_alloc(size_t nbytes, gas_ptr_t *ptr_p)
         if (__builtin_expect(gas_al_live_set(off) == 0, 1)) {
             *ptr_p = gas_ptr_make(gas_gs.rank, off);
         } else {
-            gas_al_arena_free_as(t, m);
+            gas_al_arena_free(m);
             st = alloc_failed(nbytes, GAS_AL_ARENA_NOMEM);
         }
     }
@@ -140,7 +140,7 @@ GAS_EXPORT gas_status_t gas_dealloc(gas_ptr_t p)
                           "freed already (gas_dealloc twice) or is not the start of a block; "
                           "nothing was done", (unsigned long long)p, (unsigned long long)off);
     else
-        gas_al_arena_free_as(t, gas_gs.seg.base + off);
+        gas_al_arena_free(gas_gs.seg.base + off);
     gas_al_leave(t);
     return st;
 }

@@ -37,7 +37,8 @@ struct boot_put {
     size_t len;
     unsigned char msg[];                        /* a KV_PUT payload */
 };
-static struct boot_put *boot_puts;              /* sent again after a RESUME */
+static struct boot_put *boot_puts, **boot_puts_end = &boot_puts; /* sent again after a RESUME,
+                                                                   in the order first sent */
 
 static gas_status_t lost(const char *what, int rc)
 {
@@ -190,8 +191,9 @@ static gas_status_t gasrun_kv_put(const char *key, const void *val, size_t len)
         return st;
     }
     pthread_mutex_lock(&boot_lock); /* kept: a RESUME sends it again */
-    put->next = boot_puts;
-    boot_puts = put;
+    put->next = NULL;
+    *boot_puts_end = put;
+    boot_puts_end = &put->next;
     pthread_mutex_unlock(&boot_lock);
     return st;
 }
@@ -331,6 +333,7 @@ static void gasrun_fini(void)
         boot_puts = p->next;
         free(p);
     }
+    boot_puts_end = &boot_puts;
 }
 
 /*

@@ -269,7 +269,7 @@ static gas_status_t wait_slow(gas_rt_cond_fn cond, void *arg, const void *watch,
                               const char *what, int *asked)
 {
     uint64_t watch_off = watch_offset(watch);
-    uint64_t start = gas_rt_now_ns();
+    uint64_t own = gas_rt_now_ns(), start = own;   /* own: GAS_STALL_WARN is per wait */
     if (call_open) {   /* the call's deadline, not this wait's own */
         if (call_wait_start == 0)
             call_wait_start = start;
@@ -293,8 +293,9 @@ static gas_status_t wait_slow(gas_rt_cond_fn cond, void *arg, const void *watch,
             return gas_rt_error(GAS_ERR_TIMEOUT, call,
                                 "waited %.1f s for %s (GAS_TIMEOUT); the peer may be dead or stuck",
                                 (double)waited / 1e9, what);
-        if (!warned && stall_warn_after_ns && waited >= stall_warn_after_ns) {
-            gas_log_warn("wait", "%s has waited %.0f s for %s", call, (double)waited / 1e9, what);
+        if (!warned && stall_warn_after_ns && now - own >= stall_warn_after_ns) {
+            gas_log_warn("wait", "%s has waited %.0f s for %s", call, (double)(now - own) / 1e9,
+                         what);
             warned = 1;
         }
         uint64_t slice = sleep_slice_ns;

@@ -528,12 +528,17 @@ void gas_co_chan_note_failed(struct gas_co_sched *s)
     note_failed_all(s->team, &n, s->callname);
 }
 
+/* Tell every member of t that this rank is in (left: left) `call`, a special note kind coll. */
+static void note_all(gas_team_t t, uint8_t coll, int left, const char *call)
+{
+    struct gas_co_note n = {.seq = t->seq, .coll = coll, .refused = left ? GAS_CO_LEFT : 0};
+    for (int p = 0; p < t->size; p++)
+        put_note(t, p, &n, call);
+}
+
 void gas_co_chan_destroy_note(gas_team_t t, int left)
 {
-    struct gas_co_note n = {.seq = t->seq, .coll = GAS_CO_DESTROY,
-                            .refused = left ? GAS_CO_LEFT : 0};
-    for (int p = 0; p < t->size; p++)
-        put_note(t, p, &n, "gas_team_destroy");
+    note_all(t, GAS_CO_DESTROY, left, "gas_team_destroy");
 }
 
 void gas_co_chan_revoke_cts(struct gas_co_sched *s)
@@ -788,12 +793,6 @@ gas_status_t gas_co_world_check(const char *call, enum gas_gs_call_kind kind, ui
 
 void gas_co_finalize_note(int left)
 {
-    const char *call = "gas_finalize";
-    for (size_t i = 0; i < gas_co_nlive; i++) {
-        gas_team_t t = gas_co_live[i];
-        struct gas_co_note n = {.seq = t->seq, .coll = GAS_CO_FINALIZE,
-                                .refused = left ? GAS_CO_LEFT : 0};
-        for (int p = 0; p < t->size; p++)
-            put_note(t, p, &n, call);
-    }
+    for (size_t i = 0; i < gas_co_nlive; i++)
+        note_all(gas_co_live[i], GAS_CO_FINALIZE, left, "gas_finalize");
 }

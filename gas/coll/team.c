@@ -179,6 +179,8 @@ void gas_co_pending_add(gas_team_t t)
 gas_team_t gas_co_pending_at(size_t i)
 {
     gas_team_t t = NULL;
+    if (i >= __atomic_load_n(&npending, __ATOMIC_RELAXED))
+        return NULL;   /* the end of the walk, without the lock (a late add: the next look) */
     pthread_mutex_lock(&pending_lock);
     while (i < npending && __atomic_load_n(&pending[i]->qhead, __ATOMIC_ACQUIRE) == NULL)
         pending_drop(i);

@@ -31,7 +31,11 @@ static void *thread_a(void *arg)
 {
     int64_t v = 1;
     (void)arg;
-    a_status = gas_allreduce(team, &a_sum, &v, 1, GAS_INT64, GAS_OP_SUM);
+    /* The main thread's probe (wait_held) holds the team for a moment itself: A
+     * refused for it just tries again (gas_last_error is per thread). */
+    do
+        a_status = gas_allreduce(team, &a_sum, &v, 1, GAS_INT64, GAS_OP_SUM);
+    while (a_status == GAS_ERR_INVALID && strstr(gas_last_error(), OTHER_THREAD));
     return NULL;
 }
 
@@ -77,7 +81,7 @@ static void one_round(int round)
         if (held) {
             const char *tw = "the world team";
             int64_t v = 100, out = 0;
-            gas_handle_t h = GAS_HANDLE_NULL;
+            gas_handle_t h = (gas_handle_t)(uintptr_t)0x5a5a5a50; /* a refusal must clear it */
             gas_team_t sub = GAS_TEAM_NULL;
             gas_ptr_t arr = GAS_NULL;
             check_refused("gas_allreduce", gas_allreduce(team, &out, &v, 1, GAS_INT64,

@@ -26,11 +26,7 @@ timeout -k 2 $((OUTAGE_S + 60)) ip netns exec "$A" "$GASRUN" -n 4 --hosts "$A,$B
     --launcher 'ip netns exec' --rendezvous "${NS_ADDR[0]}" --timeout $((OUTAGE_S + 50)) \
     "$PROG" $((OUTAGE_S + 10)) "$MARK" >"$TMPD/out" 2>"$TMPD/err" </dev/null &
 GPID=$!
-for ((i = 0; i < 600; i++)); do   # up to 30 s: a loaded 2-CPU machine is slow to start them
-    [ "$(grep -c ' up$' "$TMPD/out")" = 4 ] && break
-    sleep 0.05
-done
-[ "$(grep -c ' up$' "$TMPD/out")" = 4 ] || fail "the ranks did not come up"
+wait_ranks_up 4 "$TMPD/out" "before the outage"
 sleep 1
 netns_loss "$A" 100
 netns_loss "$B" 100

@@ -26,11 +26,7 @@ for how in KILL TERM; do
     ip netns exec "$A" "$GASRUN" -n 2 --hosts "$B" --ppn 2 --launcher "$TMPD/ssh" \
         --rendezvous "${NS_ADDR[0]}" "$HANG" "$MARK" >"$TMPD/out" 2>"$TMPD/err" </dev/null &
     GPID=$!
-    for ((i = 0; i < 600; i++)); do   # up to 30 s: a loaded 2-CPU machine is slow to start them
-        [ "$(grep -c ' up$' "$TMPD/out")" = 2 ] && break
-        sleep 0.05
-    done
-    [ "$(grep -c ' up$' "$TMPD/out")" = 2 ] || fail "$how: the ranks did not come up"
+    wait_ranks_up 2 "$TMPD/out" "$how"
     kill -"$how" "$GPID"
     wait "$GPID" 2>/dev/null
     t0=$(now_ms)

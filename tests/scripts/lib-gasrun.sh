@@ -49,6 +49,17 @@ run_job() {
     MS=$(( $(now_ms) - t0 ))
 }
 
+# Wait (up to 30 s: a loaded 2-CPU machine is slow to start them) until N
+# lines of FILE end in " up" (the test programs' start line), else fail.
+wait_ranks_up() { # N FILE what
+    local i
+    for ((i = 0; i < 600; i++)); do
+        [ "$(grep -c ' up$' "$2")" = "$1" ] && return 0
+        sleep 0.05
+    done
+    fail "$3: the ranks did not come up"
+}
+
 expect_rc() { # want what
     [ "$RC" = "$1" ] || fail "$2: gasrun exited $RC, expected $1"
 }

@@ -179,14 +179,10 @@ static void config_ranges(void)
     write_temp(path, zero, sizeof zero - 1);
     UCHECK(load_from(path) == GAS_ERR_INVALID, "GAS_RDMA_PORT=0 accepted");
     unlink(path);
+    /* The load sets every default through the range check: a default outside its
+     * range fails it. */
     gas_rt_config_reset();
     UCHECK(gas_rt_config_load() == GAS_OK, "the defaults are refused: %s", gas_last_error());
-    for (int i = 0; i < GAS_CFG_COUNT; i++) {
-        uint64_t lo, hi, v = gas_rt_config_size((enum gas_rt_config_id)i);
-        if (gas_rt_config_range((enum gas_rt_config_id)i, &lo, &hi))
-            UCHECK(v >= lo && v <= hi, "GAS_%s's default %llu is outside its range",
-                   gas_rt_config_defs[i].name, (unsigned long long)v);
-    }
 }
 
 int main(void)

@@ -28,7 +28,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define HELLO_MSG_LEN   32      /* header 12 + HELLO payload 20 */
+#define HELLO_MSG_LEN   (12 + GAS_BOOT_HELLO_LEN)   /* header + HELLO (or RESUME) payload */
 #define ACCEPTS_PER_EVENT 64
 #define REFUSE_LOG_S    1.0     /* at most one refusal message per second */
 #define ACCEPT_PAUSE_S  1.0     /* after EMFILE and the like */
@@ -125,8 +125,8 @@ static void pending_check(struct pending *p)
         refuse(p, "not the boot protocol");
         return;
     }
+    unsigned type = p->len >= 12 ? (unsigned)b[4] | ((unsigned)b[5] << 8) : 0;
     if (p->len >= 12) {
-        unsigned type = (unsigned)b[4] | ((unsigned)b[5] << 8);
         uint32_t len = gas_boot_get_u32(b + 8);
         if (type != GAS_BOOT_HELLO && type != GAS_BOOT_RESUME) {
             refuse(p, "first message is not a HELLO (type %u)", type);
@@ -139,7 +139,7 @@ static void pending_check(struct pending *p)
     }
     if (p->len < HELLO_MSG_LEN)
         return;
-    bool resume = ((unsigned)b[4] | ((unsigned)b[5] << 8)) == GAS_BOOT_RESUME;
+    bool resume = type == GAS_BOOT_RESUME;
     if (gas_boot_get_u64(b + 12 + 4) != job->key) {
         refuse(p, "wrong job key");
         return;

@@ -105,8 +105,7 @@ static void rdv_closed(void *ctx, uint32_t rank)
 static void rdv_resumed(void *ctx, uint32_t rank)
 {
     struct gr_job *job = ctx;
-    job->ranks[rank].boot_closed = false;
-    gr_info("rank %u: connected again after its boot connection broke (RESUME)", rank);
+    job->ranks[rank].boot_closed = false;   /* (listen.c says it connected again) */
 }
 
 static void rdv_barrier(void *ctx)

@@ -57,8 +57,7 @@ struct sink {
 
 static struct sink sinks[2] = { { .fd = STDOUT_FILENO, .wfd = -1 },
                                 { .fd = STDERR_FILENO, .wfd = -1 } };
-static void (*room_cb)(int fd);
-static bool loop_ready;
+static void (*room_cb)(int fd);   /* set while the event loop runs (gr_sinks_loop_ready) */
 static bool finished;   /* gr_sinks_finish ran: no queue any more */
 static bool finish_forced;
 
@@ -100,10 +99,6 @@ static ssize_t sink_writev(struct sink *s, const struct iovec *iov, int cnt)
         if (s->kind == SINK_SOCKET) {
             struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
             n = sendmsg(s->wfd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
-            if (n < 0 && errno == ENOTSOCK) {
-                s->kind = SINK_BLOCKING;
-                continue;
-            }
         } else {
             n = writev(s->wfd, iov, cnt);
         }
@@ -132,7 +127,7 @@ static void sink_update(struct sink *s)
 {
     if (s->kind == SINK_NONBLOCK || s->kind == SINK_SOCKET) {
         uint32_t want = s->len > 0 && !s->broken ? EPOLLOUT : 0;
-        if (s->w.fd < 0 && want && loop_ready)
+        if (s->w.fd < 0 && want && room_cb != NULL)
             gr_loop_add(&s->w, s->wfd, want, sink_on_writable);
         else if (s->w.fd >= 0)
             gr_loop_mod(&s->w, want);
@@ -218,7 +213,9 @@ void gr_sink_writev(int fd, const struct iovec *iov, int cnt)
         return;
     int i = 0;
     size_t off = 0;
-    if (finished && !finish_forced) { /* after the job: nothing else to do but wait */
+    /* A file (or a description that could not be reopened) is written in place and never
+     * queued: nothing would push a queue of it, as no room is watched for. */
+    if (s->kind == SINK_BLOCKING || (finished && !finish_forced)) {
         for (; i < cnt; i++)
             sink_write_through(s, iov[i].iov_base, iov[i].iov_len);
         return;
@@ -248,7 +245,6 @@ bool gr_sink_full(int fd)
 void gr_sinks_loop_ready(void (*on_room)(int fd))
 {
     room_cb = on_room;
-    loop_ready = true;
     for (int i = 0; i < 2; i++)
         if (sinks[i].kind != SINK_UNSET)
             sink_update(&sinks[i]);
@@ -281,7 +277,6 @@ bool gr_sink_settle(int fd, bool forced)
 
 void gr_sinks_finish(bool forced)
 {
-    loop_ready = false;
     room_cb = NULL;
     for (int i = 0; i < 2; i++) {
         struct sink *s = &sinks[i];
