@@ -525,6 +525,10 @@ void gas_co_chan_note_failed(struct gas_co_sched *s)
     if (s->failed_by_note)
         return;   /* a relay: the failed member told everyone */
     struct gas_co_note n = call_note(s, s->status);
+    if (s->status == GAS_ERR_PEER) {
+        int lost = gas_co_lost_member(s->team);
+        n.lost = lost >= 0 ? (uint32_t)lost + 1 : 0;
+    }
     note_failed_all(s->team, &n, s->callname);
 }
 
@@ -586,11 +590,26 @@ static gas_status_t relayed_failure(const struct gas_co_sched *s, int p,
     }
     if (n->seq == s->call.seq)   /* (a note covering s by its span names a later call) */
         snprintf(name, sizeof name, " (%s)", c);
+    char lost[224] = "";
+    if (n->status == GAS_ERR_PEER && n->lost != 0) {
+        /* The failed member names the rank it lost; this rank's own transport
+         * may not have given up on it yet (it says so when it has). */
+        int r = (int)(n->lost - 1);
+        char what[192];
+        if (gas_tl_first_lost(&r, 1) == r)
+            gas_tl_lost_what(r, what, sizeof what);
+        else
+            snprintf(what, sizeof what,
+                     "rank %d is dead or unreachable (another rank's udp gave up on it after "
+                     "GAS_UDP_PEER_TIMEOUT: rank %d's failure note says so)",
+                     r, t->world[p]);
+        snprintf(lost, sizeof lost, ": %s", what);
+    }
     return gas_rt_error((gas_status_t)n->status, s->callname,
-                        "rank %d %s collective #%u%s on a team of %d%s (%s; that rank's error "
+                        "rank %d %s collective #%u%s on a team of %d%s (%s%s; that rank's error "
                         "says why), so this rank's part cannot complete",
                         t->world[p], did, s->call.seq, name, t->size, how,
-                        gas_strerror((gas_status_t)n->status));
+                        gas_strerror((gas_status_t)n->status), lost);
 }
 
 int gas_co_chan_check_notes(struct gas_co_sched *s)

@@ -82,9 +82,14 @@ struct gas_co_note {
     uint32_t check;
     uint16_t refused;    /* the writer's call was refused before it started (its arguments) */
     uint16_t span;       /* failed: so did its calls seq - span .. seq - 1 (same status) */
-    uint32_t world;      /* wait: the world barriers the writer had entered (gas/sync.c's
+    union {
+        uint32_t world;  /* wait: the world barriers the writer had entered (gas/sync.c's
                             epoch, low bits), so a member in the world barrier tells a
                             writer that is past it from one that has not reached it */
+        uint32_t lost;   /* failed with GAS_ERR_PEER: 1 + the world rank whose loss failed
+                            it (0: not known), so a member that learns of the failure
+                            before its own transport gives up on that rank can name it */
+    };
     uint16_t blocked;    /* wait: the writer's thread is blocked in the wait (not gas_test) */
     uint16_t pad;
 };
