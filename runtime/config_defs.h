@@ -53,7 +53,7 @@ GAS_CONFIG_ROW(COLL_BROADCAST, ENUM, "auto", "auto|binomial|scatter_allgather|hi
                "Force the algorithm of gas_broadcast (auto: the tuning table).")
 GAS_CONFIG_ROW(COLL_REDUCE, ENUM, "auto", "auto|binomial|reduce_scatter_gather|hierarchical",
                "Force the algorithm of gas_reduce (auto: the tuning table).")
-GAS_CONFIG_ROW(COLL_ALLREDUCE, ENUM, "auto", "auto|recursive_doubling|rabenseifner|ring|two_shot|hierarchical",
+GAS_CONFIG_ROW(COLL_ALLREDUCE, ENUM, "auto", "auto|recursive_doubling|rabenseifner|ring|one_shot|two_shot|hierarchical",
                "Force the algorithm of gas_allreduce (auto: the tuning table).")
 GAS_CONFIG_ROW(COLL_ALLGATHER, ENUM, "auto", "auto|recursive_doubling|bruck|ring",
                "Force the algorithm of gas_allgather (auto: the tuning table).")

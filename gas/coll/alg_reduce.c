@@ -8,6 +8,8 @@
  *                            recursive-doubling allgather: 2 log2 n steps, ~2x the vector
  *  allreduce ring            ring reduce-scatter + ring allgather: 2(n-1)
  *                            steps, ~2x the vector, every link busy
+ *  allreduce one_shot        every member sends everyone its vector and reduces
+ *                            all n: 1 step, (n-1)x the vector, small vectors
  *  allreduce two_shot        direct reduce-scatter + direct allgather: 2 steps
  *                            whatever n, ~2x the vector, n-1 messages a step
  *  reduce_scatter recursive_halving / ring   the first halves of the above
@@ -255,6 +257,36 @@ gas_status_t gas_co_allreduce_ring(struct gas_co_sched *s, const struct gas_co_g
         gas_co_recv(s, prev, acc + b[rb], b[rb + 1] - b[rb]);
         gas_co_round(s);
     }
+    return GAS_OK;
+}
+
+/*
+ * One-shot: every member sends its whole vector to every other member at
+ * once, then reduces all n vectors in member order 0, 1, ..., n-1, so all
+ * members compute the same bits.  One step whatever n, at n - 1 times the
+ * bytes of the others: for small vectors, where each step's wait is the cost.
+ * The n vectors wait in a temporary (n times the vector).
+ */
+gas_status_t gas_co_allreduce_one_shot(struct gas_co_sched *s, const struct gas_co_grp *g,
+                                       const struct gas_co_args *a)
+{
+    int n = g->n, me = g->me;
+    size_t len = a->count * a->es;
+    char *all = gas_co_tmp(s, (size_t)n * len);
+    if (all == NULL)
+        return s->status;
+    char *own = all + (size_t)me * len;   /* a copy: src may be dst */
+    gas_co_copy(s, own, a->src, len);
+    for (int k = 1; k < n; k++) {
+        int to = (me + k) % n, from = (me - k + n) % n;
+        gas_co_send(s, PEER(g, to), own, len);
+        gas_co_recv(s, PEER(g, from), all + (size_t)from * len, len);
+    }
+    if (n > 1)
+        gas_co_round(s);
+    gas_co_copy(s, a->dst, all, len);
+    for (int j = 1; j < n; j++)
+        gas_co_reduce_local(s, a->dst, all + (size_t)j * len, len);
     return GAS_OK;
 }
 

@@ -51,6 +51,7 @@ gas_status_t gas_co_reduce_hier(struct gas_co_sched *, const struct gas_co_grp *
 gas_status_t gas_co_allreduce_rd(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
 gas_status_t gas_co_allreduce_rabenseifner(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
 gas_status_t gas_co_allreduce_ring(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_allreduce_one_shot(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
 gas_status_t gas_co_allreduce_two_shot(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
 gas_status_t gas_co_allreduce_hier(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
 gas_status_t gas_co_allgather_rd(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
@@ -73,7 +74,8 @@ static const gas_co_build_fn builders[GAS_COLL_COUNT][MAX_ALGS] = {
     [GAS_COLL_REDUCE] = {NULL, gas_co_reduce_binomial, gas_co_reduce_rs_gather,
                          gas_co_reduce_hier},
     [GAS_COLL_ALLREDUCE] = {NULL, gas_co_allreduce_rd, gas_co_allreduce_rabenseifner,
-                            gas_co_allreduce_ring, gas_co_allreduce_two_shot,
+                            gas_co_allreduce_ring, gas_co_allreduce_one_shot,
+                            gas_co_allreduce_two_shot,
                             gas_co_allreduce_hier},
     [GAS_COLL_ALLGATHER] = {NULL, gas_co_allgather_rd, gas_co_allgather_bruck,
                             gas_co_allgather_ring},

@@ -6,7 +6,7 @@
 # table itself, so no row's algorithm; the list offered then lacks it).
 # gas-info --coll reads the table as gas_init does.
 . "$(dirname "$0")/lib-tmp.sh"
-algs='recursive_doubling|rabenseifner|ring|two_shot|hierarchical'
+algs='recursive_doubling|rabenseifner|ring|one_shot|two_shot|hierarchical'
 
 check() { # line, what the message must hold, what it must not
     local line=$1 want=$2 unwanted=${3:-}
