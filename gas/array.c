@@ -397,6 +397,7 @@ static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem
     int began = gas_rt_call_begin();
     st = malloc_in(call, nelems, elem, dist, block_elems, array_p);
     gas_rt_call_end(began);
+    st = gas_gs_sync_report(call, "the allocation completed and *array_p was written", st);
     return gas_co_call_leave(gas_team_world_, st);
 }
 
@@ -450,6 +451,7 @@ GAS_EXPORT gas_status_t gas_free(gas_ptr_t array)
     int began = gas_rt_call_begin();
     st = free_in(array);
     gas_rt_call_end(began);
+    st = gas_gs_sync_report("gas_free", "the array was freed", st);
     return gas_co_call_leave(gas_team_world_, st);
 }
 

@@ -188,8 +188,26 @@ gas_status_t gas_gs_comp_finish(gas_tl_comp_t *comp, const char *call);
 gas_status_t gas_gs_comp_status(gas_tl_comp_t *comp, const char *call);
 
 /*
+ * The quiet of a call that synchronises (the world barrier and the calls
+ * built on it, a team barrier, gas_team_destroy): its own failures (a lost
+ * peer, GAS_TIMEOUT) are raised and returned, and then the call fails at
+ * once; an earlier operation's failure that it finds (a deferred report,
+ * transport.h: a refusal by the target) is held instead, so that the call
+ * still does its part.  Any thread.
+ */
+gas_status_t gas_gs_sync_quiet(const char *call);
+/*
+ * st; or, when st is GAS_OK and a report is held, that report (taken, so it
+ * is raised once) raised for `call`, which completed: `done` says what
+ * ("the barrier completed").  A call that fails keeps the report held for
+ * the next one that completes (gas_quiet included).
+ */
+gas_status_t gas_gs_sync_report(const char *call, const char *done, gas_status_t st);
+
+/*
  * Dissemination barrier over all ranks that also finds the min and max of
- * `value` across ranks (either pointer may be NULL).  Implies quiet.
+ * `value` across ranks (either pointer may be NULL).  Implies quiet (an
+ * earlier operation's failure is held: gas_gs_sync_quiet).
  */
 gas_status_t gas_gs_barrier_minmax(const char *call, uint64_t value, uint64_t *min_p,
                                    uint64_t *max_p);

@@ -15,8 +15,10 @@
  * peer keeps every rank's counters in step.
  */
 #include "internal.h"
+#include "runtime/log.h"
 #include "runtime/wait.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -43,6 +45,43 @@ GAS_EXPORT gas_status_t gas_fence(void)
     return st != GAS_OK ? st : gas_tl_fence_all();
 }
 
+/* The earlier operation's failure that a synchronising call's quiet found
+ * (gas_gs_sync_quiet), until a call that completes raises it. */
+static struct {
+    pthread_mutex_t lock;
+    gas_tl_report_t rep;
+} held = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+gas_status_t gas_gs_sync_quiet(const char *call)
+{
+    gas_tl_report_t rep = {.status = GAS_OK};
+    gas_status_t st = gas_tl_quiet_sync(call, &rep);
+    if (rep.status == GAS_OK)
+        return st;
+    pthread_mutex_lock(&held.lock);
+    int kept = held.rep.status == GAS_OK;
+    if (kept)
+        held.rep = rep;
+    pthread_mutex_unlock(&held.lock);
+    if (!kept)   /* one is raised per call: this one is only logged */
+        gas_log_error("sync", "%s: an earlier operation failed too: %s", call, rep.msg);
+    return st;
+}
+
+gas_status_t gas_gs_sync_report(const char *call, const char *done, gas_status_t st)
+{
+    if (st != GAS_OK)
+        return st;
+    pthread_mutex_lock(&held.lock);
+    gas_tl_report_t rep = held.rep;
+    held.rep.status = GAS_OK;
+    pthread_mutex_unlock(&held.lock);
+    if (rep.status == GAS_OK)
+        return GAS_OK;
+    return gas_rt_error(rep.status, call, "an earlier operation of this rank failed: %s "
+                        "(reported here; %s)", rep.msg, done);
+}
+
 GAS_EXPORT gas_status_t gas_quiet(void)
 {
     gas_rt_tick();
@@ -50,9 +89,9 @@ GAS_EXPORT gas_status_t gas_quiet(void)
     if (st != GAS_OK)
         return st;
     int began = gas_rt_call_begin();   /* every transport's quiet within one GAS_TIMEOUT */
-    st = gas_tl_quiet_all("gas_quiet");
+    st = gas_gs_sync_quiet("gas_quiet");
     gas_rt_call_end(began);
-    return st;
+    return gas_gs_sync_report("gas_quiet", "every operation issued before is complete", st);
 }
 
 /* A world call's barrier against members in collectives (gas_co_world_check). */
@@ -175,7 +214,7 @@ static gas_status_t barrier_rounds(const char *call, uint64_t value, struct worl
     }
     if (!resume)
         set_epoch(e);
-    st = gas_tl_quiet_all(call);
+    st = gas_gs_sync_quiet(call);   /* an earlier operation's failure: raised after the rounds */
     int P = gas_gs.nranks, me = gas_gs.rank;
     int lost = st == GAS_OK ? gas_tl_first_lost(NULL, P) : -1;
     if (lost >= 0)   /* its wait would fail on it: fail before sending anything */
@@ -326,6 +365,7 @@ GAS_EXPORT gas_status_t gas_barrier(void)
         st = gas_co_call_enter("gas_barrier", gas_team_world_);
     if (st != GAS_OK)
         return st;
+    st = gas_gs_barrier_call("gas_barrier", GAS_GS_CALL_BARRIER, 0, NULL);
     return gas_co_call_leave(gas_team_world_,
-                             gas_gs_barrier_call("gas_barrier", GAS_GS_CALL_BARRIER, 0, NULL));
+                             gas_gs_sync_report("gas_barrier", "the barrier completed", st));
 }

@@ -23,6 +23,21 @@
  *    fence are delivered to each target before those issued after it, to the
  *    same target.  (It orders; it does not wait.)
  *  - gas_barrier() implies gas_quiet() on every rank before any rank leaves it.
+ *  - Deferred failures: an operation without a completion of its own (gas_put
+ *    and gas_put_nbi over udp, _nbi atomics, gas_put_signal's payload...) that
+ *    its target refuses (GAS_ERR_BOUNDS, GAS_ERR_ALIGN: the target checks the
+ *    offset) fails later, and the next quiet reports it: gas_quiet, or a call
+ *    that implies one (gas_barrier, gas_team_barrier and its _nb form,
+ *    gas_malloc, gas_malloc_dist, gas_free, gas_team_destroy, gas_finalize).
+ *    Such a report is an earlier operation's failure, not the call's: the
+ *    call still does its whole part (the barrier completes on every rank,
+ *    the array is allocated or freed and *array_p written, the team is
+ *    destroyed, the rank leaves the job) and only then returns that status,
+ *    its message saying "an earlier operation of this rank failed: ...
+ *    (reported here; the barrier completed)".  Failures that make the
+ *    synchronisation itself impossible (GAS_ERR_PEER, GAS_ERR_TIMEOUT) still
+ *    fail the call at once.  A call that fails for its own reason keeps such
+ *    a report for the next of these calls that completes.
  *  - Atomics on one location are atomic with respect to each other, whichever
  *    rank and path issues them.  Plain puts racing with atomics on one location
  *    are not atomic with respect to them.
@@ -30,7 +45,8 @@
  *    whole payload is visible there.
  *
  * Errors: every call returns a gas_status_t.  On an error the call has changed
- * nothing (no memory written, no peer disturbed) unless stated otherwise, a
+ * nothing (no memory written, no peer disturbed) unless stated otherwise (a
+ * deferred failure reported by a call that completed, above), a
  * message naming the call, the rank and the cause is logged and kept for
  * gas_last_error(), and, when GAS_ERRORS=abort (the default), the job is
  * aborted instead of returning.  Set GAS_ERRORS=return to handle errors.
@@ -167,7 +183,9 @@ GAS_EXPORT gas_status_t gas_init(void);
  * gas_strerror/gas_last_error/gas_initialized returns GAS_ERR_NOT_INIT.
  * When that barrier times out (GAS_TIMEOUT: ranks late or gone), it returns
  * GAS_ERR_TIMEOUT and the rank stays initialised: calling gas_finalize again
- * resumes the same barrier, as gas_barrier does.
+ * resumes the same barrier, as gas_barrier does.  An earlier operation's
+ * failure that its quiet finds is returned after the rank has left the job
+ * (see "Deferred failures" at the top): gas_initialized() then says 0.
  * gas_barrier, gas_finalize, gas_malloc, gas_malloc_dist and gas_free all
  * begin with the world barrier and check that every rank made the same call:
  * where another rank called one of the others at the same point, every rank
@@ -506,6 +524,9 @@ GAS_EXPORT gas_status_t gas_iget(void *dst, gas_ptr_t src, size_t dst_stride,
 /* ------------------------------------------------------------------------ */
 
 GAS_EXPORT gas_status_t gas_fence(void);
+/* Complete every operation this rank issued; an earlier operation's refusal
+ * by its target is returned here (or by the next call implying a quiet:
+ * "Deferred failures" at the top), after everything else has completed. */
 GAS_EXPORT gas_status_t gas_quiet(void);
 
 /* ------------------------------------------------------------------------ */
@@ -658,6 +679,11 @@ GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, 
 
 /*
  * All ranks: implies gas_quiet(), returns when every rank has entered it.
+ * An earlier operation's failure that its quiet finds (a put refused by its
+ * target over udp) does not keep this rank from the barrier: the barrier
+ * completes everywhere and then this rank returns that status, the message
+ * saying so (see "Deferred failures" at the top); a lost peer or a timeout
+ * fails it at once.
  * When it fails with GAS_ERR_TIMEOUT (GAS_TIMEOUT set, a peer late or gone),
  * calling gas_barrier() again resumes the same barrier rather than starting
  * a new one, so a program may retry once the late rank has arrived.

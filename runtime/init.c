@@ -193,7 +193,8 @@ GAS_EXPORT gas_status_t gas_finalize(void)
     gas_rt_abort_hook = NULL;
     boot = NULL;
     gas_rt_call_end(began);
-    return st;
+    return gas_gs_sync_report("gas_finalize", "gas_finalize completed: this rank left the job",
+                              st);
 }
 
 GAS_EXPORT void gas_abort(int code, const char *msg)

@@ -211,16 +211,25 @@ gas_status_t gas_tl_fence_all(void)
     return GAS_OK;
 }
 
-gas_status_t gas_tl_quiet_all(const char *call)
+gas_status_t gas_tl_quiet_sync(const char *call, gas_tl_report_t *rep)
 {
     for (size_t i = 0; i < NREG; i++) {
         if (active[i]) {
-            gas_status_t st = registry[i]->quiet(call);
+            gas_status_t st = registry[i]->quiet(call, rep);
             if (st != GAS_OK)
                 return st;
         }
     }
     return GAS_OK;
+}
+
+gas_status_t gas_tl_quiet_all(const char *call)
+{
+    gas_tl_report_t rep = {.status = GAS_OK};
+    gas_status_t st = gas_tl_quiet_sync(call, &rep);
+    if (st == GAS_OK && rep.status != GAS_OK)
+        st = gas_rt_error(rep.status, call, "%s", rep.msg);
+    return st;
 }
 
 void gas_tl_forget(gas_tl_comp_t *comp)

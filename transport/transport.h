@@ -55,6 +55,16 @@ static inline void gas_tl_comp_fail(gas_tl_comp_t *c, gas_status_t st, int rank)
     atomic_compare_exchange_strong(&c->status, &ok, (int)st);
 }
 
+/*
+ * A failure of an earlier operation that a quiet found and did not raise
+ * (see the quiet slot): status GAS_OK while empty; msg names the peer and
+ * the cause ("rank 1 refused a request at its offset ...").
+ */
+typedef struct gas_tl_report {
+    gas_status_t status;
+    char msg[320];
+} gas_tl_report_t;
+
 typedef struct gas_tl_amo {
     gas_amo_op_t op;
     unsigned width;      /* 4 or 8 */
@@ -119,10 +129,18 @@ struct gas_tl_ops {
                                gas_tl_comp_t *comp, const char *call);
     /* Order: what was issued before reaches each peer before what follows. */
     gas_status_t (*fence)(void);
-    /* Complete every operation issued so far (see the completion rules above);
-     * failures are raised for `call`, the API call that quiets (gas_quiet,
-     * gas_barrier, a collective...). */
-    gas_status_t (*quiet)(const char *call);
+    /*
+     * Complete every operation issued so far (see the completion rules
+     * above); failures are raised for `call`, the API call that quiets
+     * (gas_quiet, gas_barrier, a collective...).  A failure of an earlier
+     * operation without a completion that its target refused (a usage
+     * status, GAS_STATUS_IS_USAGE: bounds, alignment) is a deferred report,
+     * not a failure of the quiet: with rep given, it is not raised but
+     * stored in *rep if rep is still empty (else kept for the next quiet),
+     * and the quiet goes on.  Its own failures (a lost peer, GAS_TIMEOUT,
+     * memory) are never usage statuses and are always raised.
+     */
+    gas_status_t (*quiet)(const char *call, gas_tl_report_t *rep);
     /*
      * The caller gives up on the operations counted in comp (its wait for
      * them failed, e.g. GAS_TIMEOUT) and is about to return: once this
@@ -242,7 +260,14 @@ static inline gas_status_t gas_tl_put_signal_rt(gas_tl_peer_t *p, uint64_t off, 
 
 /* Across every active transport. */
 gas_status_t gas_tl_fence_all(void);
+/* Every transport's quiet; a deferred report is raised like any failure. */
 gas_status_t gas_tl_quiet_all(const char *call);
+/*
+ * Every transport's quiet, each one run even after another found a
+ * deferred report (the first is stored in *rep, which the caller empties:
+ * status GAS_OK); returns only the quiets' own failures, raised.
+ */
+gas_status_t gas_tl_quiet_sync(const char *call, gas_tl_report_t *rep);
 
 /*
  * Peers given up on: udp declares a peer dead when nothing is acknowledged

@@ -288,7 +288,8 @@ static int sched_step(struct gas_co_sched *s)
             if (s->cur == 0 && gas_co_chan_check_failures(s))
                 continue;
             if (s->cur == 0 && s->quiet_first) {
-                gas_status_t st = gas_tl_quiet_all(s->callname);
+                /* an earlier operation's failure is held: the barrier goes on */
+                gas_status_t st = gas_gs_sync_quiet(s->callname);
                 if (st != GAS_OK) {
                     s->status = st;
                     continue;
@@ -544,6 +545,18 @@ static gas_status_t wait_done(struct gas_co_sched *s)
     return GAS_OK;
 }
 
+/*
+ * The status of s, which ended.  A barrier's quiet held an earlier
+ * operation's failure (gas_gs_sync_quiet) instead of failing: raised now,
+ * once the barrier completed.
+ */
+static gas_status_t ended_status(const struct gas_co_sched *s)
+{
+    if (!s->quiet_first)
+        return s->status;
+    return gas_gs_sync_report(s->callname, "the barrier completed", s->status);
+}
+
 gas_status_t gas_co_run(struct gas_co_sched *s)
 {
     if (s->status != GAS_OK) {   /* building failed: it never started */
@@ -558,7 +571,7 @@ gas_status_t gas_co_run(struct gas_co_sched *s)
     gas_rt_call_end(began);
     if (st != GAS_OK && s->status == GAS_OK)
         s->status = st;   /* timed out: the call fails here, and its members are told */
-    st = s->status;
+    st = ended_status(s);
     release(s);
     return st;
 }
@@ -575,7 +588,7 @@ gas_status_t gas_co_start_nb(struct gas_co_sched *s, gas_handle_t *handle_p)
     enqueue(s);
     team_pump(s->team);
     if (!sched_queued(s) && sched_done(s)) {
-        gas_status_t st = s->status;
+        gas_status_t st = ended_status(s);
         gas_co_sched_free(s);
         *handle_p = GAS_HANDLE_NULL;
         return st;
@@ -603,7 +616,7 @@ static gas_status_t complete_handle(struct gas_op *op, int block, int *done_p)
         *done_p = 0;
         return GAS_OK;
     }
-    gas_status_t st = s->status;
+    gas_status_t st = ended_status(s);
     release(s);
     *done_p = 1;
     return st;

@@ -737,7 +737,7 @@ static gas_status_t destroy(gas_team_t team)
     if (queued == GAS_ERR_TIMEOUT || team->qtail != NULL)
         return gas_co_call_leave(team, queued);   /* schedules still refer to the team: it stays */
     /* Every message of the team is complete before any member's signal below. */
-    if ((st = gas_tl_quiet_all(call)) != GAS_OK)
+    if ((st = gas_gs_sync_quiet(call)) != GAS_OK)   /* an earlier failure: raised at the end */
         return gas_co_call_leave(team, st);
     int noted = 0;
     if ((st = last_barrier(team, call, &noted)) != GAS_OK) {
@@ -745,7 +745,7 @@ static gas_status_t destroy(gas_team_t team)
             gas_co_chan_destroy_note(team, 1);
         return gas_co_call_leave(team, st);
     }
-    st = gas_tl_quiet_all(call);
+    st = gas_gs_sync_quiet(call);
     /* Every member's messages have arrived: one never received shows a mismatch. */
     if (st == GAS_OK)
         st = gas_co_chan_leftover(team, call);
@@ -753,7 +753,7 @@ static gas_status_t destroy(gas_team_t team)
     gas_co_call_leave(team, GAS_OK);
     live_remove(team);
     team_free(team);
-    return queued != GAS_OK ? queued : st;
+    return gas_gs_sync_report(call, "the team was destroyed", queued != GAS_OK ? queued : st);
 }
 
 /* Its waits (the queue's drain, the quiets, the last barrier) within one GAS_TIMEOUT. */

@@ -3,8 +3,9 @@
  * completed is raised for the call that completes them: a gas_put_nbi into
  * the unused middle of the next rank's segment (between its symmetric heap
  * and its gas_alloc memory), which the target refuses, fails the caller's
- * next gas_quiet, gas_barrier or gas_fence... with GAS_ERR_BOUNDS, and the
- * message names that call (it named gas_quiet when gas_barrier found it).
+ * next gas_quiet or gas_barrier with GAS_ERR_BOUNDS, and the message names
+ * that call (it named gas_quiet when gas_barrier found it); the barrier
+ * completes first (test_deferred_report has the other calls).
  * Where the transport refuses the put at once (shared memory maps the
  * target's segment and checks it), the put itself fails and names itself.
  * Every rank does this in turn for gas_quiet and gas_barrier, then the job
@@ -57,7 +58,7 @@ int main(void)
         const char *call = phase == 0 ? "gas_quiet" : "gas_barrier";
         st = phase == 0 ? gas_quiet() : gas_barrier();
         expect(st, call, phase);
-        if (phase == 1) /* the failed barrier never started: start it again */
+        if (phase == 1) /* the barrier completed despite the report: the next one too */
             CHECK_OK(gas_barrier());
     }
     MUST(gas_barrier());

@@ -207,7 +207,7 @@ static void rdma_fini(void)
     /* Complete what is in flight (the last barrier's signals, requests the
      * sim holds back) before the QPs go: the peers may still wait for them. */
     gas_rdma_g.finalizing = 1;
-    (void)gas_rdma_quiet_all(1, "gas_finalize");
+    (void)gas_rdma_quiet_all(1, "gas_finalize", NULL);
     release();
 }
 

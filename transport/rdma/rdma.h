@@ -268,8 +268,9 @@ gas_status_t gas_rdma_route_enter(gas_rdma_peer_t *p, const char *call, int want
 void gas_rdma_route_leave(gas_rdma_peer_t *p);
 /* Switch the peers that fell back, from a progress call (not inside a route). */
 void gas_rdma_switch_due(void);
-/* Complete what was issued; at finalize (fin) without waiting for the targets' progress. */
-gas_status_t gas_rdma_quiet_all(int fin, const char *call);
+/* Complete what was issued; at finalize (fin) without waiting for the targets' progress.
+ * rep: as the quiet slot's (transport.h), may be NULL. */
+gas_status_t gas_rdma_quiet_all(int fin, const char *call, gas_tl_report_t *rep);
 
 /* ---- data.c ---- */
 gas_status_t gas_rdma_put(gas_tl_peer_t *peer, uint64_t off, const void *src, size_t n,
@@ -282,7 +283,7 @@ gas_status_t gas_rdma_put_signal(gas_tl_peer_t *peer, uint64_t off, const void *
                                  uint64_t sig_off, uint64_t value, gas_signal_op_t op,
                                  gas_tl_comp_t *comp, const char *call);
 gas_status_t gas_rdma_fence(void);
-gas_status_t gas_rdma_quiet(const char *call);
+gas_status_t gas_rdma_quiet(const char *call, gas_tl_report_t *rep);
 int gas_rdma_progress(void);
 
 #endif

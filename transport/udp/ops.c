@@ -389,7 +389,37 @@ static int quiet_done(void *arg)
     return 1;
 }
 
-static gas_status_t udp_quiet(const char *call)
+/*
+ * Failures of operations that had no completion of their own, one per
+ * quiet: a target's refusal (a usage status) goes into *rep when rep is
+ * given (while it is empty; else it stays for the next quiet), any other
+ * failure is raised.
+ */
+static gas_status_t take_failures(uint32_t n, const char *call, gas_tl_report_t *rep)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    for (uint32_t i = 0; i < n; i++) {
+        struct gas_udp_chan *ch = g->active[i];
+        char msg[sizeof ch->err_msg];
+        pthread_mutex_lock(&ch->lock);
+        gas_status_t err = (gas_status_t)ch->err_status;
+        int deferred = rep != NULL && GAS_STATUS_IS_USAGE(err);
+        if (err == GAS_OK || (deferred && rep->status != GAS_OK)) {
+            pthread_mutex_unlock(&ch->lock);
+            continue;
+        }
+        snprintf(msg, sizeof msg, "%s", ch->err_msg);
+        ch->err_status = GAS_OK;
+        pthread_mutex_unlock(&ch->lock);
+        if (!deferred)
+            return gas_rt_error(err, call, "%s", msg);
+        rep->status = err;
+        snprintf(rep->msg, sizeof rep->msg, "%s", msg);
+    }
+    return GAS_OK;
+}
+
+static gas_status_t udp_quiet(const char *call, gas_tl_report_t *rep)
 {
     struct gas_udp_state *g = &gas_udp_g;
     uint32_t n = atomic_load_explicit(&g->nactive, memory_order_acquire);
@@ -428,18 +458,8 @@ static gas_status_t udp_quiet(const char *call)
                  q.n > 1 ? " and others" : "");
         st = gas_rt_wait(quiet_done, &q, NULL, call, what);
     }
-    /* Failures of operations that had no completion of their own. */
-    for (uint32_t i = 0; i < n && st == GAS_OK; i++) {
-        struct gas_udp_chan *ch = g->active[i];
-        char msg[sizeof ch->err_msg];
-        pthread_mutex_lock(&ch->lock);
-        gas_status_t err = (gas_status_t)ch->err_status;
-        snprintf(msg, sizeof msg, "%s", ch->err_msg);
-        ch->err_status = GAS_OK;
-        pthread_mutex_unlock(&ch->lock);
-        if (err != GAS_OK)
-            st = gas_rt_error(err, call, "%s", msg);
-    }
+    if (st == GAS_OK)
+        st = take_failures(n, call, rep);
     if (q.ch != stack_ch) {
         free(q.ch);
         free(q.until);
