@@ -727,6 +727,15 @@ typedef struct gas_team *gas_team_t;
 GAS_EXPORT extern gas_team_t gas_team_world_;
 #define GAS_TEAM_WORLD (gas_team_world_)
 
+/*
+ * A destroyed team's handle stays invalid for the rest of the run: it never
+ * names a team made later, and every call given it (a collective, a split of
+ * it, gas_team_translate, a second gas_team_destroy) fails with
+ * GAS_ERR_INVALID ("not a live team of this rank (destroyed?)") and touches
+ * no live team; gas_team_rank gives -1 and gas_team_size 0.  A pointer that
+ * is no team handle of this rank is refused the same way.
+ */
+
 /* My rank in the team (-1 if not a member or not a team) and the team's size (0). */
 GAS_EXPORT int gas_team_rank(gas_team_t team);
 GAS_EXPORT int gas_team_size(gas_team_t team);

@@ -4,6 +4,8 @@
  * Layers inside gas/coll/:
  *   team.c      teams: world, splits, node teams, translation, destroy; the
  *               per-team scratch slots carved from the symmetric heap at init
+ *   team_slots.c  where team structs live: never-reused handles, checked
+ *               by address before their magic is read
  *   chan.c      per-pair channels in a team's scratch: chunks put with a
  *               signal into the receiver's mailbox, credits flowing back,
  *               a header on every chunk that carries the call's signature
@@ -219,6 +221,21 @@ extern pthread_rwlock_t gas_co_live_lock;
 void gas_co_pending_add(gas_team_t t);
 gas_team_t gas_co_pending_at(size_t i);
 int gas_co_pending_none(void);
+
+/*
+ * Team structs (team_slots.c): each in a slot of one reserved range, handed
+ * out once per process, so a destroyed team's handle never names another.
+ * gas_co_team_new: a zeroed struct, not live yet (NULL and *why_p when none
+ * can be had).  gas_co_team_went_live: it is live.  gas_co_team_dispose: it
+ * is dead for good (its inner tables are freed by the caller); its page goes
+ * back to the kernel once every slot on it is dead.  gas_co_team_live: t is
+ * a live team of this rank; any other value (GAS_TEAM_NULL, a destroyed
+ * team, a pointer that is no team) gives 0 without reading outside the range.
+ */
+struct gas_team *gas_co_team_new(const char **why_p);
+void gas_co_team_went_live(struct gas_team *t);
+void gas_co_team_dispose(struct gas_team *t);
+int gas_co_team_live(gas_team_t t);
 
 /* Check a team argument for `call`: initialised and a live team of this rank. */
 gas_status_t gas_co_team_check(const char *call, gas_team_t team);

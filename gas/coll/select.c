@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_ALGS 8
 
@@ -184,35 +185,57 @@ GAS_EXPORT gas_status_t gas_coll_set_algorithm(gas_coll_t coll, const char *algo
 /* The tuning table                                                          */
 /* ------------------------------------------------------------------------ */
 
+#define FIELDS 6        /* a row's 5, and one more to name as extra */
+#define FIELD_MAX 63    /* characters in one field */
+
+#define RANKS_OPEN (1 << 30)          /* rmax of "*" and "A-": no upper end */
+#define RANKS_MAX (RANKS_OPEN - 1)     /* the largest rank count a rule may name */
+
+/* One rank count of a ranks field, in 1 .. RANKS_MAX; *end after it.  0, -1
+ * (no number there) or -2 (a number out of that range, however long). */
+static int parse_count(const char *w, char **end, int *v)
+{
+    if (!isdigit((unsigned char)*w))
+        return -1;
+    errno = 0;
+    long long a = strtoll(w, end, 10);
+    if (errno == ERANGE || a < 1 || a > RANKS_MAX)
+        return -2;
+    *v = (int)a;
+    return 0;
+}
+
+/* A ranks field: "*", "N", "A-B" or "A-" into [*lo, *hi]; 0, -1 (bad form)
+ * or -2 (a count out of 1 .. RANKS_MAX). */
 static int parse_ranks(const char *w, int *lo, int *hi)
 {
     char *end;
+    int a, b, st;
     if (strcmp(w, "*") == 0) {
         *lo = 1;
-        *hi = 1 << 30;
+        *hi = RANKS_OPEN;
         return 0;
     }
-    errno = 0;
-    long a = strtol(w, &end, 10);
-    if (errno || end == w || a < 1)
-        return -1;
+    if ((st = parse_count(w, &end, &a)) != 0)
+        return st;
     if (*end == '\0') {
-        *lo = *hi = (int)a;
+        *lo = *hi = a;
         return 0;
     }
     if (*end != '-')
         return -1;
     const char *rest = end + 1;
     if (*rest == '\0') {
-        *lo = (int)a;
-        *hi = 1 << 30;
+        *lo = a;
+        *hi = RANKS_OPEN;
         return 0;
     }
-    long b = strtol(rest, &end, 10);
+    if ((st = parse_count(rest, &end, &b)) != 0)
+        return st;
     if (*end != '\0' || b < a)
         return -1;
-    *lo = (int)a;
-    *hi = (int)b;
+    *lo = a;
+    *hi = b;
     return 0;
 }
 
@@ -237,9 +260,11 @@ static const char *coll_list(char *buf, size_t cap)
  * naming the bad field; the algorithms are listed only when the algorithm is
  * the bad field).  "auto" is no row's algorithm: it means this table.
  */
-static const char *parse_row(char w[][64], int n, struct rule *r, char *why, size_t cap)
+static const char *parse_row(char w[][FIELD_MAX + 1], int n, struct rule *r, char *why,
+                             size_t cap)
 {
     char list[160];
+    int st;
     r->coll = -1;
     for (int c = 0; c < GAS_COLL_COUNT; c++)
         if (strcmp(w[0], coll_names[c]) == 0)
@@ -253,7 +278,10 @@ static const char *parse_row(char w[][64], int n, struct rule *r, char *why, siz
     else if (r->coll < 0)
         snprintf(why, cap, "unknown collective '%s' (one of: %s)", w[0],
                  coll_list(list, sizeof list));
-    else if (parse_ranks(w[1], &r->rmin, &r->rmax) != 0)
+    else if ((st = parse_ranks(w[1], &r->rmin, &r->rmax)) == -2)
+        snprintf(why, cap, "ranks '%s' out of range (a rank count is 1 .. %d)", w[1],
+                 RANKS_MAX);
+    else if (st != 0)
         snprintf(why, cap, "bad ranks '%s' (*, N, A-B or A-)", w[1]);
     else if (strcmp(w[2], "*") && strcmp(w[2], "1") && strcmp(w[2], "multi"))
         snprintf(why, cap, "bad nodes '%s' (*, 1 or multi)", w[2]);
@@ -273,8 +301,40 @@ static const char *parse_row(char w[][64], int n, struct rule *r, char *why, siz
     return why;
 }
 
-/* Parse a table; raises naming `where` and the line on a bad row. */
-static gas_status_t parse_table(const char *text, const char *where)
+/*
+ * The fields of one line of any length (p, len; a '#' ends it) into w, at
+ * most FIELDS of them; *n_p: how many there are in all.  NULL, or why the
+ * line is bad (in why): a field too long to be any field's value.
+ */
+static const char *split_line(const char *p, size_t len, char w[][FIELD_MAX + 1], int *n_p,
+                              char *why, size_t cap)
+{
+    static const char space[] = " \t\r\v\f";
+    size_t i = 0;
+    int n = 0;
+    while (i < len && p[i] != '#') {
+        i += strspn(p + i, space);
+        size_t k = 0;
+        while (i + k < len && p[i + k] != '#' && !strchr(space, p[i + k]))
+            k++;
+        if (k == 0)
+            break;
+        if (k > FIELD_MAX) {
+            snprintf(why, cap, "field %d ('%.20s...') is %zu characters long (at most %d)",
+                     n + 1, p + i, k, FIELD_MAX);
+            return why;
+        }
+        if (n < FIELDS)
+            snprintf(w[n], FIELD_MAX + 1, "%.*s", (int)k, p + i);
+        n++;
+        i += k;
+    }
+    *n_p = n;
+    return NULL;
+}
+
+/* Parse a table of tlen bytes; raises naming `where` and the line on a bad row. */
+static gas_status_t parse_table(const char *text, size_t tlen, const char *where)
 {
     for (int c = 0; c < GAS_COLL_COUNT; c++)
         atomic_store(&npicks[c], 0);
@@ -283,22 +343,24 @@ static gas_status_t parse_table(const char *text, const char *where)
     nrules = 0;
     size_t cap = 0;
     int line = 0;
-    for (const char *p = text; *p;) {
-        size_t len = strcspn(p, "\n");
-        char buf[256], w[6][64], why[640];
+    for (const char *p = text, *end = text + tlen; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        char w[FIELDS][FIELD_MAX + 1], why[640];
+        int n = 0;
         line++;
-        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), p);
-        p += len + (p[len] == '\n');
-        char *hash = strchr(buf, '#');
-        if (hash)
-            *hash = '\0';
-        int n = sscanf(buf, "%63s %63s %63s %63s %63s %63s", w[0], w[1], w[2], w[3], w[4], w[5]);
-        if (n <= 0)
-            continue;
         struct rule r = {0};
-        if (parse_row(w, n, &r, why, sizeof why) != NULL)
+        if (memchr(p, '\0', len))
+            snprintf(why, sizeof why, "a NUL byte (not a text file?)");
+        else if (split_line(p, len, w, &n, why, sizeof why) == NULL &&
+                 (n == 0 || parse_row(w, n, &r, why, sizeof why) == NULL))
+            why[0] = '\0';
+        p += len + (nl != NULL);
+        if (why[0])
             return gas_rt_error(GAS_ERR_INVALID, "gas_init", "tuning table %s, line %d: %s",
                                 where, line, why);
+        if (n == 0)
+            continue;
         r.nodes = w[2][0] == '*' ? 0 : w[2][0] == '1' ? 1 : 2;
         if (nrules == cap) {
             cap = cap ? 2 * cap : 32;
@@ -312,29 +374,71 @@ static gas_status_t parse_table(const char *text, const char *where)
     return GAS_OK;
 }
 
+/* The whole file (GAS_COLL_TUNING) into *text_p (malloc'ed) and *len_p; a
+ * path that is not a regular file is refused (a directory reads as nothing). */
+static gas_status_t read_table(const char *file, char **text_p, size_t *len_p)
+{
+    const char *call = "gas_init";
+    FILE *f = fopen(file, "r");
+    if (f == NULL)
+        return gas_rt_error(GAS_ERR_INVALID, call, "cannot open GAS_COLL_TUNING=%s: %s", file,
+                            strerror(errno));
+    struct stat sb;
+    gas_status_t st = GAS_OK;
+    char *text = NULL, buf[4096];
+    size_t len = 0, n;
+    FILE *m = NULL;
+    if (fstat(fileno(f), &sb) != 0) {
+        st = gas_rt_error(GAS_ERR_INVALID, call, "cannot stat GAS_COLL_TUNING=%s: %s", file,
+                          strerror(errno));
+        goto err_close_file;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        st = gas_rt_error(GAS_ERR_INVALID, call, "GAS_COLL_TUNING=%s is %s, not a regular file "
+                          "(name a tuning table file)", file,
+                          S_ISDIR(sb.st_mode) ? "a directory" : "a special file");
+        goto err_close_file;
+    }
+    if ((m = open_memstream(&text, &len)) == NULL) {
+        st = gas_rt_error(GAS_ERR_NOMEM, call, "no memory to read %s", file);
+        goto err_close_file;
+    }
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, m);
+    int bad = ferror(f), err = errno;
+    if (fclose(m) != 0 || text == NULL) {
+        st = gas_rt_error(GAS_ERR_NOMEM, call, "no memory to read %s", file);
+        goto err_free_text;
+    }
+    if (bad) {
+        st = gas_rt_error(GAS_ERR_INVALID, call, "cannot read GAS_COLL_TUNING=%s: %s", file,
+                          strerror(err));
+        goto err_free_text;
+    }
+    fclose(f);
+    *text_p = text;
+    *len_p = len;
+    return GAS_OK;
+err_free_text:
+    free(text);
+err_close_file:
+    fclose(f);
+    return st;
+}
+
 gas_status_t gas_co_select_init(void)
 {
     load_names();
     memset(forced, 0, sizeof forced);
     const char *file = gas_rt_config_str(GAS_CFG_COLL_TUNING);
     if (file == NULL || file[0] == '\0')
-        return parse_table(builtin_table, "(built in)");
-    FILE *f = fopen(file, "r");
-    if (f == NULL)
-        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "cannot open GAS_COLL_TUNING=%s: %s",
-                            file, strerror(errno));
+        return parse_table(builtin_table, sizeof builtin_table - 1, "(built in)");
     char *text = NULL;
     size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
-    char buf[4096];
-    size_t n;
-    while (m && (n = fread(buf, 1, sizeof buf, f)) > 0)
-        fwrite(buf, 1, n, m);
-    fclose(f);
-    if (m == NULL)
-        return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory to read %s", file);
-    fclose(m);
-    gas_status_t st = parse_table(text, file);
+    gas_status_t st = read_table(file, &text, &len);
+    if (st != GAS_OK)
+        return st;
+    st = parse_table(text, len, file);
     free(text);
     return st;
 }
@@ -505,9 +609,9 @@ gas_status_t gas_co_info(FILE *f)
     for (size_t i = 0; i < nrules; i++) {
         const struct rule *r = &rules[i];
         char ranks[32];
-        if (r->rmin == 1 && r->rmax == 1 << 30)
+        if (r->rmin == 1 && r->rmax == RANKS_OPEN)
             snprintf(ranks, sizeof ranks, "*");
-        else if (r->rmax == 1 << 30)
+        else if (r->rmax == RANKS_OPEN)
             snprintf(ranks, sizeof ranks, "%d-", r->rmin);
         else if (r->rmin == r->rmax)
             snprintf(ranks, sizeof ranks, "%d", r->rmin);

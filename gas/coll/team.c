@@ -45,7 +45,7 @@ gas_status_t gas_co_team_check(const char *call, gas_team_t team)
     if (team == GAS_TEAM_NULL)
         return gas_rt_error(GAS_ERR_INVALID, call,
                             "the team is GAS_TEAM_NULL (this rank is not in that team)");
-    if (team->magic != GAS_CO_TEAM_MAGIC)
+    if (!gas_co_team_live(team))
         return gas_rt_error(GAS_ERR_INVALID, call, "the team is not a live team of this rank "
                                                    "(destroyed?)");
     return GAS_OK;
@@ -98,7 +98,7 @@ static void team_free(gas_team_t t)
 {
     if (t == NULL)
         return;
-    t->magic = 0;
+    __atomic_store_n(&t->magic, 0, __ATOMIC_RELEASE);   /* dead to checks from here on */
     if (t->mem)
         gas_al_arena_free(t->mem);
     free(t->poff);
@@ -111,7 +111,7 @@ static void team_free(gas_team_t t)
     free(t->node_members);
     free(t->node_start);
     free(t->leaders);
-    free(t);
+    gas_co_team_dispose(t);
 }
 
 /* Group the members by node (node ids in team order). */
@@ -250,9 +250,10 @@ static void live_remove(gas_team_t t)
 static gas_status_t team_alloc(const char *call, const int *members, int n, int me, int world,
                                gas_team_t *team_p)
 {
-    gas_team_t t = calloc(1, sizeof *t);
+    const char *why = "";
+    gas_team_t t = gas_co_team_new(&why);
     if (t == NULL)
-        return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a team");
+        return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a team: %s", why);
     t->size = n;
     t->rank = me;
     t->left_from = -1;
@@ -307,7 +308,7 @@ static gas_status_t team_live(const char *call, gas_team_t t, const uint64_t *no
         team_free(t);
         return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a team's tables");
     }
-    t->magic = GAS_CO_TEAM_MAGIC;
+    gas_co_team_went_live(t);
     return GAS_OK;
 }
 
@@ -617,7 +618,7 @@ GAS_EXPORT gas_status_t gas_team_split_node(gas_team_t parent, gas_team_t *team_
 
 static int live(gas_team_t t)
 {
-    return gas_gs_phase() == GAS_GS_UP && t != GAS_TEAM_NULL && t->magic == GAS_CO_TEAM_MAGIC;
+    return gas_gs_phase() == GAS_GS_UP && gas_co_team_live(t);
 }
 
 GAS_EXPORT int gas_team_rank(gas_team_t team)

@@ -38,6 +38,7 @@ done
 run - $B/tests/mr/test_arena_hooks
 run 2 $B/tests/mr/test_arena_auto
 run 3 $B/tests/mr/test_coll_table
+TEST_CYCLES=300 run 3 $B/tests/mr/test_team_stale
 run 3 $B/tests/mr/test_coll --quick
 GAS_TEST_NODE_SIZE=2 run 4 $B/tests/mr/test_coll --quick
 # The udp transport: its threads, channels and wire parsing under the sanitizers.
