@@ -218,6 +218,7 @@ enum gas_gs_call_kind {
     GAS_GS_CALL_FINALIZE,
     GAS_GS_CALL_MALLOC,   /* gas_malloc and gas_malloc_dist */
     GAS_GS_CALL_FREE,
+    GAS_GS_CALL_TEAM_BARRIER,   /* gas_team_barrier(GAS_TEAM_WORLD): gas_barrier by another name */
 };
 
 /*
@@ -233,6 +234,12 @@ gas_status_t gas_gs_barrier_call(const char *call, enum gas_gs_call_kind kind, u
                                  int *args_differ_p);
 /* The API call of a kind ("gas_barrier", "gas_malloc or gas_malloc_dist", ...). */
 const char *gas_gs_call_name(enum gas_gs_call_kind kind);
+/*
+ * gas_barrier, and gas_team_barrier on the world team (kind
+ * GAS_GS_CALL_TEAM_BARRIER): the same world barrier, so either call on one
+ * rank meets either on the others; errors are raised for `call`.
+ */
+gas_status_t gas_gs_barrier(const char *call, enum gas_gs_call_kind kind);
 /* The world barriers this rank has entered, counting the one it is in (any thread). */
 uint64_t gas_gs_world_epoch(void);
 

@@ -297,6 +297,8 @@ static gas_status_t world_barrier(const char *call, enum gas_gs_call_kind kind, 
 
 /* The kind in the top byte, so that min and max tell which calls met. */
 #define CALL_ARGS_MASK ((1ull << 56) - 1)
+/* Bit 0 of a gas_barrier's arguments: it was called as gas_team_barrier(GAS_TEAM_WORLD). */
+#define CALL_AS_TEAM_BARRIER 1ull
 
 const char *gas_gs_call_name(enum gas_gs_call_kind kind)
 {
@@ -309,8 +311,42 @@ const char *gas_gs_call_name(enum gas_gs_call_kind kind)
         return "gas_malloc or gas_malloc_dist";
     case GAS_GS_CALL_FREE:
         return "gas_free";
+    case GAS_GS_CALL_TEAM_BARRIER:
+        return "gas_team_barrier";
     }
     return "another collective call";
+}
+
+/*
+ * The value a call's world barrier carries.  gas_team_barrier(GAS_TEAM_WORLD)
+ * carries gas_barrier's kind, so the two match each other; only a bit of its
+ * arguments tells them apart, for messages.
+ */
+static uint64_t call_id(enum gas_gs_call_kind kind, uint64_t args)
+{
+    if (kind == GAS_GS_CALL_TEAM_BARRIER)
+        return (uint64_t)GAS_GS_CALL_BARRIER << 56 | CALL_AS_TEAM_BARRIER;
+    return (uint64_t)kind << 56 | (args & CALL_ARGS_MASK);
+}
+
+/* The API call that sent barrier value `id`. */
+static const char *id_name(uint64_t id)
+{
+    enum gas_gs_call_kind kind = (enum gas_gs_call_kind)(id >> 56);
+    if (kind == 0)
+        return "gas_malloc's heap growth";
+    if (kind == GAS_GS_CALL_BARRIER && (id & CALL_AS_TEAM_BARRIER))
+        kind = GAS_GS_CALL_TEAM_BARRIER;
+    return gas_gs_call_name(kind);
+}
+
+/* What a failed gas_finalize's message adds: how to finish (nothing for other calls). */
+static const char *finalize_hint(enum gas_gs_call_kind kind)
+{
+    return kind == GAS_GS_CALL_FINALIZE
+               ? "; this rank is not finalized: call gas_finalize again (it starts a new "
+                 "world barrier, which the other ranks' next world call joins)"
+               : "";
 }
 
 /*
@@ -319,10 +355,10 @@ const char *gas_gs_call_name(enum gas_gs_call_kind kind)
  * a mismatch found while it waited): the rounds cannot be taken back, so
  * the other ranks met that call, not this one (it did nothing).
  */
-static gas_status_t resumed_other(const char *call, uint64_t sent, uint64_t mn, uint64_t mx)
+static gas_status_t resumed_other(const char *call, enum gas_gs_call_kind kind, uint64_t sent,
+                                  uint64_t mn, uint64_t mx)
 {
-    const char *mine = sent >> 56 ? gas_gs_call_name((enum gas_gs_call_kind)(sent >> 56))
-                                  : "gas_malloc's heap growth";
+    const char *mine = id_name(sent);
     uint64_t other = mn >> 56 != sent >> 56 ? mn : mx;
     if (other >> 56 == sent >> 56)
         return gas_rt_error(GAS_ERR_INVALID, call,
@@ -334,38 +370,49 @@ static gas_status_t resumed_other(const char *call, uint64_t sent, uint64_t mn, 
                         "this rank's %s, which failed earlier after its world barrier had begun, "
                         "was still this rank's part of that barrier, and another rank called %s "
                         "there, so every rank reports this mismatch (nothing was done); the "
-                        "next call starts a new barrier",
-                        mine, gas_gs_call_name((enum gas_gs_call_kind)(other >> 56)));
+                        "next call starts a new barrier%s",
+                        mine, id_name(other), finalize_hint(kind));
 }
 
 gas_status_t gas_gs_barrier_call(const char *call, enum gas_gs_call_kind kind, uint64_t args,
                                  int *args_differ_p)
 {
-    uint64_t id = (uint64_t)kind << 56 | (args & CALL_ARGS_MASK), mn = 0, mx = 0, sent = id;
+    uint64_t id = call_id(kind, args), mn = 0, mx = 0, sent = id;
     gas_status_t st = world_barrier(call, kind, id, &sent, &mn, &mx);
+    /* gas_finalize resumed an earlier call that every other rank made there: that
+     * call is over everywhere, so the finalize's own barrier follows (the others'
+     * next world call). */
+    if (st == GAS_OK && kind == GAS_GS_CALL_FINALIZE && sent >> 56 != id >> 56 &&
+        mn >> 56 == sent >> 56 && mx >> 56 == sent >> 56)
+        st = world_barrier(call, kind, id, &sent, &mn, &mx);
     if (st != GAS_OK)
         return st;
-    if (sent >> 56 != (uint64_t)kind)
-        return resumed_other(call, sent, mn, mx);
+    if (sent >> 56 != id >> 56)
+        return resumed_other(call, kind, sent, mn, mx);
     if (args_differ_p)
         *args_differ_p = mn != mx;
     if ((mn >> 56) == (mx >> 56))
         return GAS_OK;
-    uint64_t other = mn >> 56 != (uint64_t)kind ? mn : mx;
+    uint64_t other = mn >> 56 != id >> 56 ? mn : mx;
     return gas_rt_error(GAS_ERR_INVALID, call,
                         "another rank called %s at the same point; every rank must make the "
-                        "same collective calls in the same order (nothing was done)",
-                        gas_gs_call_name((enum gas_gs_call_kind)(other >> 56)));
+                        "same collective calls in the same order (nothing was done)%s",
+                        id_name(other), finalize_hint(kind));
+}
+
+gas_status_t gas_gs_barrier(const char *call, enum gas_gs_call_kind kind)
+{
+    gas_status_t st = gas_gs_check(call);
+    if (st == GAS_OK)
+        st = gas_co_call_enter(call, gas_team_world_);
+    if (st != GAS_OK)
+        return st;
+    st = gas_gs_barrier_call(call, kind, 0, NULL);
+    return gas_co_call_leave(gas_team_world_,
+                             gas_gs_sync_report(call, "the barrier completed", st));
 }
 
 GAS_EXPORT gas_status_t gas_barrier(void)
 {
-    gas_status_t st = gas_gs_check("gas_barrier");
-    if (st == GAS_OK)
-        st = gas_co_call_enter("gas_barrier", gas_team_world_);
-    if (st != GAS_OK)
-        return st;
-    st = gas_gs_barrier_call("gas_barrier", GAS_GS_CALL_BARRIER, 0, NULL);
-    return gas_co_call_leave(gas_team_world_,
-                             gas_gs_sync_report("gas_barrier", "the barrier completed", st));
+    return gas_gs_barrier("gas_barrier", GAS_GS_CALL_BARRIER);
 }

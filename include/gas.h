@@ -186,11 +186,13 @@ GAS_EXPORT gas_status_t gas_init(void);
  * resumes the same barrier, as gas_barrier does.  An earlier operation's
  * failure that its quiet finds is returned after the rank has left the job
  * (see "Deferred failures" at the top): gas_initialized() then says 0.
- * gas_barrier, gas_finalize, gas_malloc, gas_malloc_dist and gas_free all
+ * gas_barrier (and gas_team_barrier(GAS_TEAM_WORLD), which is gas_barrier),
+ * gas_finalize, gas_malloc, gas_malloc_dist and gas_free all
  * begin with the world barrier and check that every rank made the same call:
  * where another rank called one of the others at the same point, every rank
  * gets GAS_ERR_INVALID naming the other call, nothing is done (this rank
- * stays initialised), and the job may go on.  Collectives on teams (even
+ * stays initialised: the message says to call gas_finalize again, which
+ * starts a new world barrier), and the job may go on.  Collectives on teams (even
  * GAS_TEAM_WORLD) run apart from that barrier, but a member waiting in a
  * collective that this rank never made (numbered with this rank's next call
  * on that team or later) while this rank is in gas_finalize is a mismatch
@@ -209,7 +211,11 @@ GAS_EXPORT gas_status_t gas_init(void);
  * these calls, which resumes it as the failed call: when it is another
  * call (gas_barrier after a failed gas_finalize), every rank reports that
  * mismatch once, this rank naming its own unfinished call; retry the same
- * call to avoid it.
+ * call to avoid it.  gas_finalize is the exception where every other rank
+ * made the failed call there (so it completed for them): the finalize then
+ * goes on with a world barrier of its own and finalizes with theirs.  A
+ * gas_finalize that returns with this rank still initialised tells gasrun,
+ * so a rank that then exits is reported as "after its gas_finalize failed".
  */
 GAS_EXPORT gas_status_t gas_finalize(void);
 
@@ -688,7 +694,12 @@ GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, 
  * calling gas_barrier() again resumes the same barrier rather than starting
  * a new one, so a program may retry once the late rank has arrived.
  * It is the world barrier of sync.c, which gas_malloc/gas_free also use;
- * gas_team_barrier(GAS_TEAM_WORLD) has the same meaning.
+ * gas_team_barrier(GAS_TEAM_WORLD) is this call under another name: either
+ * call on one rank meets either on the others (same ordering, same implied
+ * quiet, same errors, raised for the name called; gas_team_barrier_nb on
+ * the world team is a team collective instead, see there).  Neither waits
+ * for this rank's _nb collectives on the world team, which complete by
+ * gas_wait/gas_test as usual.
  * A member blocked in a collective on a team with this rank that this rank
  * has not made yet (numbered with this rank's next call on that team or
  * later), and that had not entered this barrier then, can never reach it:
@@ -812,6 +823,14 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
  * root (only the root has a dst), for scatter and for alltoallv, which have
  * no in-place form.
  *
+ * Call numbers: messages number a member's collective calls on a team
+ * ("its collective #k") from 1, the first call after the team was made, on
+ * every team (#0 is gas_init's exchange on the world team, the split on a
+ * split team); world calls (gas_barrier, gas_team_barrier(GAS_TEAM_WORLD),
+ * gas_malloc, gas_free, gas_finalize) are not numbered.  Messages name the
+ * API call each member made (gas_team_barrier_nb, gas_allreduce,
+ * gas_team_split_strided, ...).
+ *
  * Checks: every message carries the team's sequence number and a signature
  * of the call (collective, algorithm, count, type, op, root), so a member
  * that calls a different collective, or the same one with other arguments,
@@ -876,7 +895,13 @@ typedef enum gas_redop {
 /* Bytes per element of a type (0 for an unknown one). */
 GAS_EXPORT size_t gas_dtype_size(gas_dtype_t type);
 
-/* Every member enters, then all leave; implies gas_quiet(). */
+/*
+ * Every member enters, then all leave; implies gas_quiet().  On
+ * GAS_TEAM_WORLD it is gas_barrier (see there): a world call, matched by
+ * gas_barrier or gas_team_barrier(GAS_TEAM_WORLD) on the other ranks, not
+ * numbered among the world team's collectives, and it does not complete
+ * this rank's earlier _nb collectives on the world team.
+ */
 GAS_EXPORT gas_status_t gas_team_barrier(gas_team_t team);
 
 /* root's buf (count elements) to every member's buf. */
@@ -938,7 +963,14 @@ GAS_EXPORT gas_status_t gas_scatter(gas_team_t team, void *dst, const void *src,
  * Progress is made inside gas_test/gas_wait and inside every other libgas
  * call that waits (a blocking collective, gas_get, gas_wait_until, ...).
  * Several may be outstanding; on one team they complete in call order, and a
- * blocking collective on that team completes the earlier ones first.
+ * blocking collective on that team completes the earlier ones first
+ * (gas_team_barrier(GAS_TEAM_WORLD) excepted: it is gas_barrier).
+ * gas_team_barrier_nb(GAS_TEAM_WORLD) is a collective of the world team,
+ * numbered and ordered with its other collectives, and matched only by
+ * gas_team_barrier_nb(GAS_TEAM_WORLD) on the other members: against
+ * gas_barrier or gas_team_barrier(GAS_TEAM_WORLD) it is a mismatch, which
+ * both sides report (GAS_ERR_INVALID naming the other's call) within about
+ * 0.2 s, as for any collective against a world call.
  */
 GAS_EXPORT gas_status_t gas_team_barrier_nb(gas_team_t team, gas_handle_t *handle_p);
 GAS_EXPORT gas_status_t gas_broadcast_nb(gas_team_t team, void *buf, size_t count,

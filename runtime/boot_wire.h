@@ -89,6 +89,14 @@ int gas_boot_wire_recv(int fd, unsigned *type_p, void **payload_p, size_t *len_p
 #define GAS_BOOT_KEY_JOINED "gasrun.joined"
 
 /*
+ * A rank whose gas_finalize failed (it is still initialised) puts
+ * GAS_BOOT_KEY_FINI_FAILED once (value: the status, i32), so that gasrun,
+ * seeing it exit 0 without FINI, says that its gas_finalize failed rather
+ * than that it never called it.  Only gasrun reads it.
+ */
+#define GAS_BOOT_KEY_FINI_FAILED "gasrun.fini_failed"
+
+/*
  * Write the ranks below nranks whose bit in `bits` (as GAS_BOOT_KEY_JOINED's)
  * equals `set` as "1, 4-7, 9" into buf (NUL-terminated; ends in "..." when it
  * does not fit, size >= 8); returns how many there are.

@@ -11,6 +11,7 @@
 #include "alloc/place.h"
 #include "alloc/segment.h"
 #include "boot.h"
+#include "boot_wire.h"
 #include "config.h"
 #include "error.h"
 #include "gas/internal.h"
@@ -166,6 +167,15 @@ err_boot:
     return st;
 }
 
+/* Tell the launcher, once, that this rank's gas_finalize failed (boot_wire.h). */
+static void say_fini_failed(gas_status_t st)
+{
+    static int said;
+    int32_t v = (int32_t)st;
+    if (!said && boot != NULL && boot->kv_put(GAS_BOOT_KEY_FINI_FAILED, &v, sizeof v) == GAS_OK)
+        said = 1;
+}
+
 GAS_EXPORT gas_status_t gas_finalize(void)
 {
     gas_status_t st = gas_gs_check("gas_finalize");
@@ -175,6 +185,7 @@ GAS_EXPORT gas_status_t gas_finalize(void)
     st = gas_gs_barrier_call("gas_finalize", GAS_GS_CALL_FINALIZE, 0, NULL);
     if (st == GAS_ERR_INVALID || st == GAS_ERR_TIMEOUT) {
         gas_rt_call_end(began);
+        say_fini_failed(st);
         return st; /* another call elsewhere, or late ranks: still initialised, may retry */
     }
     if (st == GAS_OK)

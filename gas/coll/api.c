@@ -147,8 +147,12 @@ static gas_status_t barrier(const char *name, gas_team_t team, int nb, gas_handl
     return st != GAS_OK ? st : gas_co_call_leave(team, barrier_in(name, team, nb, handle_p));
 }
 
+/* On the world team this is gas_barrier (gas.h): the same world barrier, which
+ * either call on the other ranks meets; elsewhere a team collective. */
 GAS_EXPORT gas_status_t gas_team_barrier(gas_team_t team)
 {
+    if (team != GAS_TEAM_NULL && team == gas_team_world_)
+        return gas_gs_barrier("gas_team_barrier", GAS_GS_CALL_TEAM_BARRIER);
     return barrier("gas_team_barrier", team, 0, NULL);
 }
 

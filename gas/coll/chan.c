@@ -81,8 +81,43 @@ static uint64_t mbox_off(gas_team_t t, int src, uint64_t k)
     return t->data_off + (uint64_t)src * t->mbox_bytes + (k % t->nchunks) * t->chunk_bytes;
 }
 
+uint8_t gas_co_api_of(const char *callname)
+{
+    static const char split[] = "gas_team_split_";
+    size_t n = strlen(callname);
+    if (n > 3 && strcmp(callname + n - 3, "_nb") == 0)
+        return GAS_CO_API_NB;
+    if (strncmp(callname, split, sizeof split - 1) == 0)
+        switch (callname[sizeof split - 1]) {
+        case 's':
+            return GAS_CO_API_SPLIT_STRIDED;
+        case 'c':
+            return GAS_CO_API_SPLIT_COLOR;
+        default:
+            return GAS_CO_API_SPLIT_NODE;
+        }
+    return strcmp(callname, "gas_init") == 0 ? GAS_CO_API_INIT : GAS_CO_API_CALL;
+}
+
+const char *gas_co_api_name(int coll, int api, char *buf, size_t cap)
+{
+    static const char *const fixed[] = {
+        [GAS_CO_API_SPLIT_STRIDED] = "gas_team_split_strided",
+        [GAS_CO_API_SPLIT_COLOR] = "gas_team_split_color",
+        [GAS_CO_API_SPLIT_NODE] = "gas_team_split_node",
+        [GAS_CO_API_INIT] = "gas_init",
+    };
+    if (api > GAS_CO_API_NB && api <= GAS_CO_API_INIT)
+        return fixed[api];
+    const char *c = gas_coll_name((gas_coll_t)coll);
+    snprintf(buf, cap, "gas_%s%s%s", coll == GAS_COLL_BARRIER ? "team_" : "", c ? c : "?",
+             api == GAS_CO_API_NB ? "_nb" : "");
+    return buf;
+}
+
 /* Describe a call for an error message. */
-static void describe(char *buf, size_t cap, uint32_t seq, int coll, int alg, int type, int op)
+static void describe(char *buf, size_t cap, uint32_t seq, int coll, int alg, int type, int op,
+                     int api)
 {
     if (coll == GAS_CO_DESTROY) {
         snprintf(buf, cap, "gas_team_destroy (as the team's call #%u)", seq);
@@ -94,23 +129,25 @@ static void describe(char *buf, size_t cap, uint32_t seq, int coll, int alg, int
                                          : gas_gs_call_name((enum gas_gs_call_kind)type), seq);
         return;
     }
-    const char *c = gas_coll_name((gas_coll_t)coll);
+    char name[48];
     const char *a = gas_co_alg_name((gas_coll_t)coll, alg);
-    snprintf(buf, cap, "collective #%u, gas_%s (%s, %s%s%s)", seq, c ? c : "?", a ? a : "?",
-             gas_co_type_name((gas_dtype_t)type),
-             coll == GAS_COLL_REDUCE || coll == GAS_COLL_ALLREDUCE ||
-                     coll == GAS_COLL_REDUCE_SCATTER ? ", " : "",
-             coll == GAS_COLL_REDUCE || coll == GAS_COLL_ALLREDUCE ||
-                     coll == GAS_COLL_REDUCE_SCATTER ? gas_co_op_name((gas_redop_t)op) : "");
+    int reduces = coll == GAS_COLL_REDUCE || coll == GAS_COLL_ALLREDUCE ||
+                  coll == GAS_COLL_REDUCE_SCATTER;
+    /* (a barrier has no type; a split's or gas_init's exchange moves bytes of its own) */
+    int typed = coll != GAS_COLL_BARRIER && api <= GAS_CO_API_NB;
+    snprintf(buf, cap, "collective #%u, %s (%s%s%s%s%s)", seq,
+             gas_co_api_name(coll, api, name, sizeof name), a ? a : "?", typed ? ", " : "",
+             typed ? gas_co_type_name((gas_dtype_t)type) : "", reduces ? ", " : "",
+             reduces ? gas_co_op_name((gas_redop_t)op) : "");
 }
 
 static gas_status_t mismatch_as(struct gas_co_sched *s, int peer, const struct gas_co_hdr *h,
                                 const char *did, const char *why)
 {
     char theirs[160], mine[160];
-    describe(theirs, sizeof theirs, h->seq, h->coll, h->alg, h->type, h->op);
+    describe(theirs, sizeof theirs, h->seq, h->coll, h->alg, h->type, h->op, h->api);
     describe(mine, sizeof mine, s->call.seq, s->call.coll, s->call.alg, s->call.type,
-             s->call.op);
+             s->call.op, s->call.api);
     return gas_rt_error(GAS_ERR_INVALID, s->callname,
                         "collective mismatch on a team of %d: rank %d %s its %s "
                         "while this rank is in its %s%s; every member must call the same "
@@ -147,7 +184,8 @@ static uint32_t note_check(const struct gas_co_note *n)
                   (uint64_t)n->type << 8 | n->op) * 0x9e3779b97f4a7c15ull ^
                  ((uint64_t)n->arghash << 32 | (uint32_t)n->status) * 0xc2b2ae3d27d4eb4full ^
                  ((uint64_t)n->span << 16 | n->refused) ^
-                 ((uint64_t)n->world << 16 | n->blocked) * 0x94d049bb133111ebull;
+                 ((uint64_t)n->world << 24 | (uint64_t)n->api << 16 | n->blocked) *
+                     0x94d049bb133111ebull;
     v ^= v >> 29;
     v *= 0xbf58476d1ce4e5b9ull;
     v ^= v >> 32;
@@ -201,7 +239,8 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
     size_t n = o->len - o->done < room ? o->len - o->done : room;
     struct gas_co_hdr h = {
         .seq = s->call.seq, .coll = s->call.coll, .alg = s->call.alg, .type = s->call.type,
-        .op = s->call.op, .arghash = s->call.arghash, .msg_len = o->len, .msg_off = o->done,
+        .op = s->call.op, .arghash = s->call.arghash, .api = s->call.api, .msg_len = o->len,
+        .msg_off = o->done,
     };
     uint64_t off = t->poff[d] + mbox_off(t, t->rank, k);
     uint64_t sig = t->poff[d] + 8 * (uint64_t)t->rank;
@@ -414,7 +453,7 @@ static gas_status_t found_at_end(gas_team_t t, const char *call, const struct ga
                                  int from)
 {
     char theirs[160];
-    describe(theirs, sizeof theirs, h->seq, h->coll, h->alg, h->type, h->op);
+    describe(theirs, sizeof theirs, h->seq, h->coll, h->alg, h->type, h->op, h->api);
     return gas_rt_error(GAS_ERR_INVALID, call,
                         "collective mismatch on a team of %d found at its end: rank %d sent "
                         "this rank a message of its %s that no call of this rank took; the "
@@ -440,7 +479,7 @@ gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
         if (!read_note(t, 2 * p + 1, &n) || n.status == GAS_OK)
             continue;
         char theirs[160];
-        describe(theirs, sizeof theirs, n.seq, n.coll, n.alg, n.type, n.op);
+        describe(theirs, sizeof theirs, n.seq, n.coll, n.alg, n.type, n.op, n.api);
         if ((int32_t)(n.seq - t->seq) >= 0)   /* a call this rank never made */
             return gas_rt_error(GAS_ERR_INVALID, call,
                                 "collective mismatch on a team of %d found at its end: rank %d "
@@ -497,7 +536,7 @@ void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_
 {
     gas_co_team_lock(t);   /* the executor also writes the failure state */
     struct gas_co_note n = {.seq = t->seq++, .coll = (uint8_t)coll, .type = (uint8_t)type,
-                            .status = status, .refused = 1};
+                            .status = status, .refused = 1, .api = gas_co_api_of(call)};
     gas_co_chan_failed(t, n.seq);
     note_failed_all(t, &n, call);
     gas_co_team_unlock(t);
@@ -508,7 +547,8 @@ static struct gas_co_note call_note(const struct gas_co_sched *s, gas_status_t s
 {
     return (struct gas_co_note){.seq = s->call.seq, .coll = s->call.coll, .alg = s->call.alg,
                                 .type = s->call.type, .op = s->call.op,
-                                .arghash = s->call.arghash, .status = status};
+                                .arghash = s->call.arghash, .status = status,
+                                .api = s->call.api};
 }
 
 void gas_co_chan_note(struct gas_co_sched *s, int p, int blocked)
@@ -582,12 +622,8 @@ static gas_status_t relayed_failure(const struct gas_co_sched *s, int p,
     const char *c = n->coll == GAS_CO_DESTROY    ? "gas_team_destroy"
                     : n->coll == GAS_CO_FINALIZE ? "gas_finalize"
                     : n->coll == GAS_CO_WORLD    ? gas_gs_call_name((enum gas_gs_call_kind)n->type)
-                                                 : NULL;
-    if (c == NULL) {
-        const char *cn = gas_coll_name((gas_coll_t)n->coll);
-        snprintf(coll, sizeof coll, "gas_%s", cn ? cn : "?");
-        c = coll;
-    }
+                                                 : gas_co_api_name(n->coll, n->api, coll,
+                                                                   sizeof coll);
     if (n->seq == s->call.seq)   /* (a note covering s by its span names a later call) */
         snprintf(name, sizeof name, " (%s)", c);
     char lost[224] = "";
@@ -636,7 +672,7 @@ int gas_co_chan_check_notes(struct gas_co_sched *s)
         if (n.seq - s->call.seq > n.span)
             continue;   /* another call (an old note, or a later call) */
         struct gas_co_hdr h = {.seq = n.seq, .coll = n.coll, .alg = n.alg, .type = n.type,
-                               .op = n.op, .arghash = n.arghash};
+                               .op = n.op, .arghash = n.arghash, .api = n.api};
         /* (a refused call's note has no algorithm or argument hash to compare,
          * and one that covers s's call by its span describes a later call) */
         const char *why = n.refused || n.seq != s->call.seq ? NULL : differs(s, &h);
@@ -758,26 +794,27 @@ static void world_stands_in(gas_team_t t, uint32_t last, enum gas_gs_call_kind k
 static gas_status_t world_mismatch(gas_team_t t, const char *call, enum gas_gs_call_kind kind,
                                    int who, int failed, const struct gas_co_note *n)
 {
-    const char *c = gas_coll_name((gas_coll_t)n->coll);
+    char name[48];
+    const char *c = gas_co_api_name(n->coll, n->api, name, sizeof name);
     char team[64] = "the world team";
     if (t != gas_team_world_)
         snprintf(team, sizeof team, "a team of %d", t->size);
     if (kind == GAS_GS_CALL_FINALIZE)
         return gas_rt_error(GAS_ERR_INVALID, call,
-                            "collective mismatch: rank %d %s its collective #%u (gas_%s) on %s, a "
+                            "collective mismatch: rank %d %s its collective #%u (%s) on %s, a "
                             "call this rank never made (it called gas_finalize instead); every "
                             "rank must make the same collective calls in the same order (this "
-                            "rank is not finalized)",
+                            "rank is not finalized: call gas_finalize again)",
                             who, failed ? "failed in" : "waits for this rank in", n->seq,
-                            c ? c : "?", team);
+                            c, team);
     const char *me = call;
     return gas_rt_error(GAS_ERR_INVALID, call,
                         "collective mismatch: rank %d waits for this rank in its collective #%u "
-                        "(gas_%s) on %s, a call this rank has not made: this rank called %s "
+                        "(%s) on %s, a call this rank has not made: this rank called %s "
                         "first, whose world barrier rank %d has not reached; every rank must make "
                         "the same collective calls in the same order (this %s did not complete, "
                         "and that collective counts as failed here)",
-                        who, n->seq, c ? c : "?", team, me, who, me);
+                        who, n->seq, c, team, me, who, me);
 }
 
 gas_status_t gas_co_world_check(const char *call, enum gas_gs_call_kind kind, uint64_t epoch)

@@ -41,7 +41,9 @@ struct gas_co_hdr {
     uint32_t seq;        /* the team's collective number */
     uint8_t coll, alg, type, op;
     uint32_t arghash;    /* count, root (what must agree across ranks) */
-    uint32_t flags;      /* GAS_CO_ZCOPY: the payload went straight to the destination */
+    uint16_t flags;      /* GAS_CO_ZCOPY: the payload went straight to the destination */
+    uint8_t api;         /* the API call that made it (enum gas_co_api), for messages */
+    uint8_t pad;
     uint64_t chunk_len;  /* payload bytes of this chunk */
     uint64_t msg_len;    /* bytes of the whole message */
     uint64_t msg_off;    /* where this chunk starts in the message */
@@ -93,7 +95,8 @@ struct gas_co_note {
                             before its own transport gives up on that rank can name it */
     };
     uint16_t blocked;    /* wait: the writer's thread is blocked in the wait (not gas_test) */
-    uint16_t pad;
+    uint8_t api;         /* the writer's API call (enum gas_co_api), for messages */
+    uint8_t pad;
 };
 _Static_assert(sizeof(struct gas_co_note) == 32, "wait note size");
 
@@ -123,11 +126,31 @@ _Static_assert(sizeof(struct gas_co_note) == 32, "wait note size");
  */
 #define GAS_CO_WORLD 0xfd
 
+/*
+ * Which API call made a collective, so that messages name the call a member
+ * made (gas_team_barrier_nb, gas_team_split_strided) rather than the
+ * collective under it; it never takes part in matching (a gas_allreduce
+ * meets a gas_allreduce_nb).
+ */
+enum gas_co_api {
+    GAS_CO_API_CALL,          /* the collective's own blocking call (gas_team_barrier, gas_<name>) */
+    GAS_CO_API_NB,            /* its _nb form */
+    GAS_CO_API_SPLIT_STRIDED, /* the exchanges of the splits, of gas_init */
+    GAS_CO_API_SPLIT_COLOR,
+    GAS_CO_API_SPLIT_NODE,
+    GAS_CO_API_INIT,
+};
+/* The api of the call named callname (a public name, or "gas_init"). */
+uint8_t gas_co_api_of(const char *callname);
+/* The name of the API call (coll, api): "gas_team_barrier_nb", "gas_allreduce", ... */
+const char *gas_co_api_name(int coll, int api, char *buf, size_t cap);
+
 /* The identity of one collective call, carried in every header. */
 struct gas_co_call {
     uint32_t seq;
     uint8_t coll, alg, type, op;
     uint32_t arghash;
+    uint8_t api;              /* for messages only (enum gas_co_api) */
 };
 
 /* ------------------------------------------------------------------------ */

@@ -72,6 +72,7 @@ struct gas_co_sched *gas_co_sched_new(const char *callname, gas_team_t t, gas_co
     s->call = (struct gas_co_call){
         .coll = (uint8_t)coll, .alg = (uint8_t)alg, .type = (uint8_t)type,
         .op = (uint8_t)op, .arghash = mix32(count * 0x9e3779b97f4a7c15ull ^ (uint64_t)(root + 1)),
+        .api = gas_co_api_of(callname),
     };
     return s;
 }
@@ -512,9 +513,8 @@ static int poll_sched(struct gas_co_sched *s, int blocked)
         if (gas_tl_probe_due(&s->probe_at))
             probe_waited(t, blocked);
         if (s->status == GAS_OK && gas_co_lost_member(t) >= 0) {
-            const char *c = gas_coll_name((gas_coll_t)s->call.coll);
             char what[64];
-            snprintf(what, sizeof what, "its collective #%u (gas_%s)", s->call.seq, c ? c : "?");
+            snprintf(what, sizeof what, "its collective #%u (%s)", s->call.seq, s->callname);
             s->status = gas_co_lost_error(t, s->callname, what);
         }
     }
@@ -535,9 +535,8 @@ static gas_status_t wait_done(struct gas_co_sched *s)
         return GAS_OK;
     gas_team_t t = s->team;
     char what[160];
-    const char *c = gas_coll_name((gas_coll_t)s->call.coll);
-    snprintf(what, sizeof what, "collective #%u (gas_%s, %s) on a team of %d: the other members",
-             s->call.seq, c ? c : "?", gas_co_alg_name((gas_coll_t)s->call.coll, s->call.alg),
+    snprintf(what, sizeof what, "collective #%u (%s, %s) on a team of %d: the other members",
+             s->call.seq, s->callname, gas_co_alg_name((gas_coll_t)s->call.coll, s->call.alg),
              t->size);
     gas_status_t st = gas_rt_wait(run_cond, s, GAS_RT_WATCH_SEGMENT, s->callname, what);
     if (st != GAS_OK && s->status == GAS_OK)

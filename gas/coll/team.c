@@ -571,6 +571,9 @@ static gas_status_t split_in(const char *call, gas_team_t parent, enum split_kin
         team_free(t);
         goto out;
     }
+    /* Call #0 is the split that made it, as gas_init's exchange is the world
+     * team's: on every team the first collective call is #1 (gas.h). */
+    t->seq = 1;
     if ((st = team_live(call, t, nodes)) == GAS_OK)
         *team_p = t;
 out:    free(all);

@@ -23,7 +23,8 @@
  * GAS_OK (malloc: an array that every rank can write; free: the array
  * allocated at the start is freed) and finalize with one gas_finalize.
  *
- * CASE: team_barrier (gas_team_barrier on the world), allreduce_nb
+ * CASE: team_barrier_nb (gas_team_barrier_nb on the world, then gas_wait:
+ * gas_team_barrier on the world is gas_barrier, a world call), allreduce_nb
  * (gas_allreduce_nb on the world, then gas_wait), broadcast (from the
  * last rank), split (gas_team_split_strided of the world), team
  * (gas_allreduce on a team of every rank in reverse order); and legit (no
@@ -42,8 +43,11 @@ static gas_ptr_t start_array = GAS_NULL;
 static gas_status_t make_call(const char *c, gas_team_t rev, int fin)
 {
     int64_t v = 1, out = 0;
-    if (strcmp(c, "team_barrier") == 0)
-        return gas_team_barrier(GAS_TEAM_WORLD);
+    if (strcmp(c, "team_barrier_nb") == 0) {
+        gas_handle_t h = GAS_HANDLE_NULL;
+        gas_status_t st = gas_team_barrier_nb(GAS_TEAM_WORLD, &h);
+        return st != GAS_OK ? st : gas_wait(h);
+    }
     if (strcmp(c, "allreduce_nb") == 0) {
         gas_handle_t h = GAS_HANDLE_NULL;
         gas_status_t st = gas_allreduce_nb(GAS_TEAM_WORLD, &out, &v, 1, GAS_INT64, GAS_OP_SUM,
@@ -184,7 +188,7 @@ static int then_barrier(int fin)
 
 int main(int argc, char **argv)
 {
-    const char *c = argc > 1 ? argv[1] : "team_barrier";
+    const char *c = argc > 1 ? argv[1] : "team_barrier_nb";
     const char *w = argc > 2 ? argv[2] : "finalize";
     int fin_call = strcmp(w, "finalize") == 0 || strcmp(w, "then_barrier") == 0;
     test_begin("finalize_mismatch");

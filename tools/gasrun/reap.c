@@ -35,11 +35,14 @@ void gr_rank_gone_check(struct gr_job *job, int r)
         !gr_rdv_sent_fini(job->rdv, (uint32_t)r) && !job->warned_nofini) {
         char name[128];
         job->warned_nofini = true;
-        gr_msg("%s exited with status 0 without calling gas_finalize while %d rank%s still "
-               "run%s; a barrier or collective that needs it cannot complete (the job then "
-               "ends only by --timeout or GAS_TIMEOUT)",
-               gr_rank_name(job, r, name), job->live, job->live == 1 ? "" : "s",
-               job->live == 1 ? "s" : "");
+        gr_msg("%s exited with status 0 %s while %d rank%s still run%s; a barrier or "
+               "collective that needs it cannot complete (the job then ends only by --timeout "
+               "or GAS_TIMEOUT)",
+               gr_rank_name(job, r, name),
+               gr_rdv_fini_failed(job->rdv, (uint32_t)r)
+                   ? "after its gas_finalize failed (it was not finalized; its error says why)"
+                   : "without calling gas_finalize",
+               job->live, job->live == 1 ? "" : "s", job->live == 1 ? "s" : "");
     }
     gr_job_check_stuck(job);
 }

@@ -702,6 +702,13 @@ bool gr_rdv_sent_fini(const struct gr_rdv *s, uint32_t rank)
     return rank < s->nranks && s->ranks[rank].fini;
 }
 
+bool gr_rdv_fini_failed(const struct gr_rdv *s, uint32_t rank)
+{
+    size_t len;
+    return rank < s->nranks && gr_kv_get(s->kv, rank, GAS_BOOT_KEY_FINI_FAILED,
+                                         strlen(GAS_BOOT_KEY_FINI_FAILED), &len) != NULL;
+}
+
 bool gr_rdv_helloed(const struct gr_rdv *s, uint32_t rank)
 {
     return rank < s->nranks && s->ranks[rank].helloed;

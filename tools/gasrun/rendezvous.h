@@ -57,6 +57,8 @@ int gr_rdv_add_conn(struct gr_rdv *s, int fd, int expected_rank, const void *pre
 uint32_t gr_rdv_barrier_arrived(const struct gr_rdv *s);
 bool gr_rdv_in_barrier(const struct gr_rdv *s, uint32_t rank);
 bool gr_rdv_sent_fini(const struct gr_rdv *s, uint32_t rank);
+/* Whether rank said that a gas_finalize of its failed (GAS_BOOT_KEY_FINI_FAILED). */
+bool gr_rdv_fini_failed(const struct gr_rdv *s, uint32_t rank);
 /* Whether rank said HELLO (it called gas_init). */
 bool gr_rdv_helloed(const struct gr_rdv *s, uint32_t rank);
 
