@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "runtime/config.h"
 #include "runtime/wait.h"
 
 #define GAS_AL_SEG_MAGIC 0x3167657373616767ull /* "ggassegl" */
@@ -32,7 +33,7 @@
  * about 2 MiB each and a first gas_alloc another 2 MiB extent; below 6 MiB
  * gas_init (under 4 MiB) or that first gas_alloc fails.  A whole number of
  * MiB (messages write it as "6m"); config_defs.h and docs/memory.md say 6m. */
-#define GAS_AL_SEG_MIN_BYTES (6u << 20)
+#define GAS_AL_SEG_MIN_BYTES GAS_RT_SEGMENT_MIN_BYTES /* config_ranges.h refuses less */
 #define GAS_AL_SEG_START_BYTES (1u << 20)  /* backed memory a rank needs to start */
 
 /* hdr->flags: what a peer's mapping must repeat. */

@@ -226,7 +226,8 @@ GAS_EXPORT int gas_initialized(void);
 GAS_EXPORT int gas_rank(void);
 GAS_EXPORT int gas_nranks(void);
 
-/* Abort the whole job from any rank: prints msg, every rank exits with code. */
+/* Abort the whole job from any rank: prints msg, every rank exits with code's
+ * low 8 bits (all an exit status holds), or 1 where those are 0 (256, 512). */
 GAS_EXPORT void gas_abort(int code, const char *msg) __attribute__((noreturn));
 
 /* ------------------------------------------------------------------------ */

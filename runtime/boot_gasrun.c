@@ -425,7 +425,7 @@ static gas_status_t open_socket(const char *fd_text, const char *addr)
                             "cannot connect to gasrun's rendezvous at %s (GASRUN_BOOT_ADDR): %s%s",
                             addr, strerror(-fd),
                             fd == -ETIMEDOUT ? " (raise GAS_BOOT_TIMEOUT, or make gasrun listen "
-                                               "on an address this host reaches: gasrun --bind)"
+                                               "on an address this host reaches: gasrun --rendezvous)"
                                              : tried);
     }
     boot_fd = fd;

@@ -24,21 +24,80 @@ const struct gas_rt_config_def gas_rt_config_defs[GAS_CFG_COUNT] = {
 static const struct range {
     enum gas_rt_config_id id;
     uint64_t lo, hi;
+    int zero;           /* 0 is accepted too */
+    const char *why;    /* what the bounds are for, or NULL */
 } ranges[] = {
-#define GAS_CONFIG_RANGE(ID, LO, HI) {GAS_CFG_##ID, LO, HI},
+#define GAS_CONFIG_RANGE(ID, LO, HI, ZERO, WHY) {GAS_CFG_##ID, LO, HI, ZERO, WHY},
 #include "config_ranges.h"
 #undef GAS_CONFIG_RANGE
 };
 
-int gas_rt_config_range(enum gas_rt_config_id id, uint64_t *lo_p, uint64_t *hi_p)
+static const struct range *range_of(enum gas_rt_config_id id)
 {
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
-        if (ranges[i].id == id) {
-            *lo_p = ranges[i].lo;
-            *hi_p = ranges[i].hi;
-            return 1;
+        if (ranges[i].id == id)
+            return &ranges[i];
+    return NULL;
+}
+
+int gas_rt_config_range(enum gas_rt_config_id id, uint64_t *lo_p, uint64_t *hi_p)
+{
+    const struct range *r = range_of(id);
+    if (r == NULL)
+        return 0;
+    *lo_p = r->lo;
+    *hi_p = r->hi;
+    return 1;
+}
+
+/* A bound as the row's type is written: sizes of whole MiB or GiB with m/g, durations in ns. */
+static void bound_text(enum gas_rt_config_type type, uint64_t v, char *buf, size_t cap)
+{
+    static const char suffix[] = "gm";
+    if (type == GAS_CFG_T_TIME) {
+        snprintf(buf, cap, "%lluns", (unsigned long long)v);
+        return;
+    }
+    for (int i = 0; type == GAS_CFG_T_SIZE && i < 2; i++) {
+        uint64_t unit = 1ull << (10 * (3 - i));
+        if (v >= unit && v % unit == 0) {
+            snprintf(buf, cap, "%llu%c", (unsigned long long)(v / unit), suffix[i]);
+            return;
         }
-    return 0;
+    }
+    snprintf(buf, cap, "%llu", (unsigned long long)v);
+}
+
+/* "LO..HI" or "at least LO", with ", or 0" where 0 is accepted too. */
+static void bounds_text(const struct range *r, char *buf, size_t cap)
+{
+    enum gas_rt_config_type type = gas_rt_config_defs[r->id].type;
+    char lo[24], hi[24];
+    bound_text(type, r->lo, lo, sizeof lo);
+    bound_text(type, r->hi, hi, sizeof hi);
+    if (r->hi == UINT64_MAX)
+        snprintf(buf, cap, "at least %s%s", lo, r->zero ? ", or 0" : "");
+    else
+        snprintf(buf, cap, "%s..%s%s", lo, hi, r->zero ? ", or 0" : "");
+}
+
+void gas_rt_config_range_text(enum gas_rt_config_id id, char *buf, size_t cap)
+{
+    const struct range *r = range_of(id);
+    char b[96];
+    if (r == NULL) {
+        snprintf(buf, cap, "%s", "");
+        return;
+    }
+    bounds_text(r, b, sizeof b);
+    snprintf(buf, cap, "%s (others are refused%s%s)", b, r->why ? ": " : "",
+             r->why ? r->why : "");
+}
+
+/* Whether num lies in id's range (any value where id has none). */
+static int in_range(const struct range *r, uint64_t num)
+{
+    return r == NULL || (num == 0 && r->zero) || (num >= r->lo && num <= r->hi);
 }
 
 struct value {
@@ -76,11 +135,19 @@ static gas_status_t set_value(int id, const char *text, const char *source)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_%s='%s' (from %s): %s", d->name,
                             text, source, why);
     }
-    uint64_t lo, hi;
-    if (gas_rt_config_range((enum gas_rt_config_id)id, &lo, &hi) && (num < lo || num > hi))
-        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_%s='%s' (from %s): outside "
-                            "%llu..%llu", d->name, text, source, (unsigned long long)lo,
-                            (unsigned long long)hi);
+    const struct range *r = range_of((enum gas_rt_config_id)id);
+    if (!in_range(r, num)) {
+        char b[96];
+        if (r->hi == UINT64_MAX) {
+            strcpy(b, "below ");
+            bound_text(d->type, r->lo, b + 6, sizeof b - 6);
+        } else {
+            strcpy(b, "outside ");
+            bounds_text(r, b + 8, sizeof b - 8);
+        }
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_%s='%s' (from %s): %s%s%s",
+                            d->name, text, source, b, r->why ? ": " : "", r->why ? r->why : "");
+    }
     values[id].num = num;
     snprintf(values[id].text, sizeof values[id].text, "%s", text);
     snprintf(values[id].source, sizeof values[id].source, "%s", source);

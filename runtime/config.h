@@ -9,6 +9,7 @@
 #define GAS_RT_CONFIG_H
 
 #include <gas.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum gas_rt_config_type {
@@ -52,8 +53,22 @@ int gas_rt_config_enum(enum gas_rt_config_id id);        /* index into choices *
 const char *gas_rt_config_str(enum gas_rt_config_id id); /* the text as set */
 const char *gas_rt_config_source(enum gas_rt_config_id id); /* "default", "env", "file:..." */
 
-/* Whether id has a range (config_ranges.h): 1 with *lo_p..*hi_p, else 0. */
+/*
+ * Least values that config_ranges.h enforces and the layers above rely on:
+ * the segment (alloc/segment.h GAS_AL_SEG_MIN_BYTES) and the udp transport's
+ * MTU (transport/udp/wire.h checks it against its header sizes).
+ */
+#define GAS_RT_SEGMENT_MIN_BYTES (6u << 20)
+#define GAS_RT_UDP_MTU_MIN 348u
+
+/* Whether id has a range (config_ranges.h): 1 with *lo_p..*hi_p, else 0
+ * (a row that also accepts 0 says so in gas_rt_config_range_text). */
 int gas_rt_config_range(enum gas_rt_config_id id, uint64_t *lo_p, uint64_t *hi_p);
+
+/* The values id accepts, as the docs show them ("16..1048576 (others are
+ * refused)", "at least 6m, or 0 (others are refused: why)"); "" when any
+ * value is accepted. */
+void gas_rt_config_range_text(enum gas_rt_config_id id, char *buf, size_t cap);
 
 /* The closest known name to an unknown one (NULL when nothing is close). */
 const char *gas_rt_config_nearest(const char *name);

@@ -53,6 +53,17 @@ gas_status_t gas_rt_error_at(const char *file, int line, gas_status_t status, co
 }
 
 /*
+ * The exit status of an abort with `code`: its low 8 bits (all that an exit
+ * status holds), or 1 where those are 0, so that an abort never reads as
+ * success (gas_abort(256) would otherwise exit 0); gasrun maps an ABORT's
+ * code the same way.
+ */
+static int exit_status(int code)
+{
+    return code & 0xff ? code & 0xff : 1;
+}
+
+/*
  * One abort per process: threads that fail at once (or call gas_abort
  * together) would interleave their messages to gasrun on the boot socket,
  * which then read text as the exit code.  The first one reports and exits;
@@ -64,7 +75,7 @@ void gas_rt_abort(int code, const char *msg)
     static _Thread_local int this_thread;
     if (atomic_exchange(&aborting, 1)) {
         if (this_thread)
-            _exit(code ? code : 1);
+            _exit(exit_status(code));
         for (;;)
             pause();
     }
@@ -82,5 +93,5 @@ void gas_rt_abort(int code, const char *msg)
         ssize_t w = write(STDERR_FILENO, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf);
         (void)w;
     }
-    _exit(code ? code : 1);
+    _exit(exit_status(code));
 }

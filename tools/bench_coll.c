@@ -319,7 +319,7 @@ void bench_coll_summary(struct bench *b)
     if (c == NULL || c->nrecs == 0)
         return;
     const char *pre = b->opt.csv ? "# " : "";
-    fprintf(b->txt, "\n%stuned choice vs the best algorithm, per collective and size (slower by: the "
+    fprintf(b->notes, "\n%stuned choice vs the best algorithm, per collective and size (slower by: the "
            "chosen algorithm's row / the auto row)\n", pre);
     double worst = 0, worst_auto = 0;
     for (size_t i = 0; i < c->nrecs; i++) {
@@ -344,12 +344,12 @@ void bench_coll_summary(struct bench *b)
         worst = slower > worst ? slower : worst;
         worst_auto = slower_auto > worst_auto ? slower_auto : worst_auto;
         const char *unit = a->m->kind == KIND_LAT ? "us" : "MB/s";
-        fprintf(b->txt, "%s%-15s %8zu B  chosen %-20s %10.2f %-4s  best %-20s %10.2f  %5.1f%% / %5.1f%%%s\n",
+        fprintf(b->notes, "%s%-15s %8zu B  chosen %-20s %10.2f %-4s  best %-20s %10.2f  %5.1f%% / %5.1f%%%s\n",
                pre, gas_coll_name((gas_coll_t)a->m->coll), a->size, chose, mine->median, unit,
                best->m->alg, best->median, slower, slower_auto,
                slower > 10 ? "  <-- chosen more than 10% slower" : "");
     }
-    fprintf(b->txt, "%sworst case: the chosen algorithm is %.1f%% slower than the best (the auto rows: %.1f%%)\n",
+    fprintf(b->notes, "%sworst case: the chosen algorithm is %.1f%% slower than the best (the auto rows: %.1f%%)\n",
            pre, worst, worst_auto);
 }
 

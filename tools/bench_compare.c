@@ -120,13 +120,13 @@ static void report(struct bench *b, struct point *p)
         if (b->opt.csv)
             bench_out_csv_row(b->txt, &r);
     }
-    fprintf(b->txt, "%s%-15s %8zu B ", b->opt.csv ? "# " : "", name, p->size);
+    fprintf(b->notes, "%s%-15s %8zu B ", b->opt.csv ? "# " : "", name, p->size);
     for (int a = 0; a < p->nalg; a++) {
         if (p->size <= 512)
-            fprintf(b->txt, " %s %.2f us", p->algs[a], p->st[a].median);
+            fprintf(b->notes, " %s %.2f us", p->algs[a], p->st[a].median);
         else
-            fprintf(b->txt, " %s %.0f MB/s", p->algs[a], (double)p->size / p->st[a].median);
-        fprintf(b->txt, "%s", a + 1 < p->nalg ? "," : "");
+            fprintf(b->notes, " %s %.0f MB/s", p->algs[a], (double)p->size / p->st[a].median);
+        fprintf(b->notes, "%s", a + 1 < p->nalg ? "," : "");
     }
     double slower = p->mine >= 0 ? (p->ratio[p->mine] - 1) * 100 : 0;
     double slower_auto = (p->ratio[p->nalg - 1] - 1) * 100;
@@ -137,10 +137,10 @@ static void report(struct bench *b, struct point *p)
                  CONFIRM_X, final);
     if (p->confirmed_auto > 0)
         snprintf(again_auto, sizeof again_auto, ", again %+.1f%%", (p->confirmed_auto - 1) * 100);
-    fprintf(b->txt, "  | chosen %s: %+.1f%% vs best (%s)%s, auto row %+.1f%%%s%s\n", p->chose, slower,
+    fprintf(b->notes, "  | chosen %s: %+.1f%% vs best (%s)%s, auto row %+.1f%%%s%s\n", p->chose, slower,
            p->algs[p->best], again, slower_auto, again_auto,
            final > SLOW_PCT ? "  <-- more than 10% slower" : "");
-    fflush(b->txt);
+    fflush(b->notes);
 }
 
 /* Measure one collective at one size (collective); fills *p on rank 0. */
@@ -223,7 +223,7 @@ int bench_compare(struct bench *b)
     double start = bench_now_s(), worst = 0, worst_auto = 0, worst_first = 0;
     char worst_what[96] = "-";
     if (b->rank == 0)
-        fprintf(b->txt, "%sgas-bench --compare: %d ranks; each algorithm and auto measured in turn, %d "
+        fprintf(b->notes, "%sgas-bench --compare: %d ranks; each algorithm and auto measured in turn, %d "
                "rounds of ~%g ms batches, median; up to 512 B in us per call, larger in MB/s%s%s\n",
                b->opt.csv ? "# " : "", b->nranks, b->opt.reps, b->opt.batch_s * 1e3,
                b->opt.quick ? " (--quick: NOT a measurement)" : "",
@@ -261,7 +261,7 @@ int bench_compare(struct bench *b)
     }
     int rc = 0;
     if (b->rank == 0) {
-        fprintf(b->txt, "%sworst case: the tuned choice is %.1f%% slower than the best algorithm "
+        fprintf(b->notes, "%sworst case: the tuned choice is %.1f%% slower than the best algorithm "
                "(%s; first pass before re-measuring: %.1f%%); the auto rows %.1f%%\n",
                b->opt.csv ? "# " : "", worst, worst_what, worst_first, worst_auto);
         if (bench_out_finish(b, bench_now_s() - start) < 0)

@@ -283,10 +283,10 @@ static void keep_reference(struct bench *b, const struct mode *m, size_t size, s
         b->rtt_us = s;
         b->have_rtt = 1;
         if (b->pp_cpu[1] >= 0)
-            fprintf(b->txt, "%s  (rank 0 pinned to CPU %d, the child to CPU %d)\n", pre,
+            fprintf(b->notes, "%s  (rank 0 pinned to CPU %d, the child to CPU %d)\n", pre,
                     b->pp_cpu[0], b->pp_cpu[1]);
         else
-            fprintf(b->txt, "%s  (one CPU: the round trip includes context switches)\n", pre);
+            fprintf(b->notes, "%s  (one CPU: the round trip includes context switches)\n", pre);
     } else if (strcmp(m->name, "memcpy") == 0 && b->nmemcpy < 64) {
         b->memcpy_size[b->nmemcpy] = size;
         b->memcpy_mbs[b->nmemcpy++] = s;
@@ -295,7 +295,7 @@ static void keep_reference(struct bench *b, const struct mode *m, size_t size, s
         b->have_amo = 1;
     } else if (strncmp(m->name, "udp-pingpong", 12) == 0) {
         if (!b->have_udp)
-            bench_udp_note(b, b->txt, pre);
+            bench_udp_note(b, b->notes, pre);
         if (!b->have_udp || s.median < b->udp_rtt_us.median) { /* the fastest is the floor */
             b->udp_rtt_us = s;
             b->udp_rtt_name = m->name;
@@ -372,7 +372,7 @@ static void recheck_pingpong(struct bench *b, double *samples)
     double end = bench_summarize(samples, b->opt.reps).median, start = b->rtt_us.median;
     int drift = end > 1.5 * start || end < start / 1.5;
     b->rtt_end_us = end;
-    fprintf(b->txt, "%s%s round trip at the end: %.3f us (start %.3f us)%s\n",
+    fprintf(b->notes, "%s%s round trip at the end: %.3f us (start %.3f us)%s\n",
             b->opt.csv ? "# " : "\n", m->name, end, start,
             drift ? ": the machine changed during the run; compare ratios with care" : "");
 }
@@ -408,8 +408,15 @@ static void recheck_udp(struct bench *b, double *samples)
                    (mbs > 0 && (mbs > 1.5 * b->udp_mbs.median || mbs < b->udp_mbs.median / 1.5));
     char what[160];
     bench_out_udp_end(b, what, sizeof what);
-    fprintf(b->txt, "%sraw UDP at the end: %s%s\n", b->opt.csv ? "# " : "\n", what,
+    fprintf(b->notes, "%sraw UDP at the end: %s%s\n", b->opt.csv ? "# " : "\n", what,
             b->udp_drift ? ": the machine changed during the run; compare ratios with care" : "");
+}
+
+/* Whether gasrun tags this rank's output lines (GASRUN_TAG_OUTPUT=1, docs/gasrun.md). */
+static int tagged_stdout(void)
+{
+    const char *t = getenv("GASRUN_TAG_OUTPUT");
+    return t != NULL && strcmp(t, "1") == 0;
 }
 
 static void usage(FILE *f)
@@ -424,10 +431,13 @@ static void usage(FILE *f)
             "  --window N       nbi operations between quiets in bandwidth modes (default 64)\n"
             "  --batch-ms MS    target duration of one batch (default 10)\n"
             "  --quick          short batches (1 ms): a smoke run, not a measurement\n"
-            "  --csv            CSV instead of the aligned table (run gasrun with\n"
-            "                   --no-tag-output to keep rank tags out of it)\n"
+            "  --csv            CSV on stdout instead of the aligned table: '#' comment\n"
+            "                   lines, the header, then only rows (later notes go to stderr)\n"
             "  --json[=FILE]    a JSON document of every row (header, references, ratios)\n"
             "                   to FILE, or to stdout with the table moved to stderr\n"
+            "                   (--csv and --json to stdout are refused when gasrun tags\n"
+            "                   output lines, its default for -n 2 and more: give gasrun\n"
+            "                   --no-tag-output, or --json=FILE)\n"
             "  --plot FILE.svg  latency and bandwidth curves of the run as an SVG\n"
             "  --md FILE        the rows as a markdown table (make bench uses it)\n"
             "  --progress       a progress line on stderr (default: when it is a terminal);\n"
@@ -452,7 +462,8 @@ static void usage(FILE *f)
                     strcmp(modes[i].group, modes[i].name) ? modes[i].name : "", modes[i].doc);
 }
 
-/* Parse argv; returns -1 with a message on error, 1 for --help. */
+/* Parse argv; returns -1 with a message on error (-2: options that cannot
+ * work in this environment, said without the usage text), 1 for --help. */
 static int parse_options(int argc, char **argv, struct options *o, char *err, size_t errlen)
 {
     static const struct option longopts[] = {
@@ -558,6 +569,12 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         snprintf(err, errlen, "--csv and --json to stdout exclude each other (give --json=FILE)");
         return -1;
     }
+    if (tagged_stdout() && ((o->json && strcmp(o->json, "-") == 0) || o->csv)) {
+        snprintf(err, errlen, "%s to stdout would not parse: gasrun prefixes every output line "
+                 "with its rank (\"[0] \"); run gasrun with --no-tag-output%s",
+                 o->csv ? "--csv" : "--json", o->csv ? "" : ", or give --json=FILE");
+        return -2; /* the options are right: no usage text, which would bury the message */
+    }
     if (o->progress < 0)
         o->progress = isatty(2);
     if (o->quick)
@@ -606,7 +623,8 @@ int main(int argc, char **argv)
         if (b.rank == 0) {
             if (rc < 0)
                 fprintf(stderr, "gas-bench: %s\n", err);
-            usage(rc < 0 ? stderr : stdout);
+            if (rc != -2)
+                usage(rc < 0 ? stderr : stdout);
         }
         bench_check(gas_finalize(), "gas_finalize");
         return rc < 0 ? 2 : 0;
@@ -615,6 +633,7 @@ int main(int argc, char **argv)
     b.udp_ref = b.opt.udp_ref || (tl && strcmp(tl, "udp") == 0);
     if (b.opt.json && strcmp(b.opt.json, "-") == 0)
         b.txt = stderr;
+    b.notes = b.opt.csv ? stderr : b.txt;
 
     /* Room for the largest selected point on every rank, and rank 0's buffers. */
     size_t need = 64, coll_need = 0;
@@ -709,10 +728,10 @@ int main(int argc, char **argv)
         const char *pre = b.opt.csv ? "# " : "\n";
         out_failed = bench_out_finish(&b, bench_now_s() - start) < 0;
         if (b.errors)
-            fprintf(b.txt, "%sdata checks FAILED: %" PRIu64 " errors (see stderr) in %" PRIu64
+            fprintf(b.notes, "%sdata checks FAILED: %" PRIu64 " errors (see stderr) in %" PRIu64
                    " points, %.1f s\n", pre, b.errors, b.points, bench_now_s() - start);
         else
-            fprintf(b.txt, "%sdata checks passed: %" PRIu64 " points, %.1f s\n", pre, b.points,
+            fprintf(b.notes, "%sdata checks passed: %" PRIu64 " points, %.1f s\n", pre, b.points,
                    bench_now_s() - start);
     }
     bench_check(gas_barrier(), "gas_barrier");

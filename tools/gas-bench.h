@@ -131,6 +131,8 @@ struct bench {
     struct row *rows;             /* every row printed, references first */
     size_t nrows, rows_cap;
     FILE *txt;                    /* the table and notes: stdout, stderr under --json=- */
+    FILE *notes;                  /* notes after the table's head: txt, but stderr under
+                                   * --csv (stdout then holds only the header and rows) */
     struct bench_udp *udp;        /* the raw UDP references' socket and server */
     uint64_t counted_bytes;       /* what the last batch of a counted mode delivered */
     int udp_ref;                  /* measure the raw UDP references */

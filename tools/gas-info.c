@@ -60,11 +60,10 @@ static void print_markdown(void)
            "| variable | type | default | meaning |\n| --- | --- | --- | --- |\n");
     for (int i = 0; i < GAS_CFG_COUNT; i++) {
         const struct gas_rt_config_def *d = &gas_rt_config_defs[i];
-        uint64_t lo, hi;
-        char range[80] = "";
-        if (gas_rt_config_range((enum gas_rt_config_id)i, &lo, &hi))
-            snprintf(range, sizeof range, " Accepted: %llu..%llu (others are refused).",
-                     (unsigned long long)lo, (unsigned long long)hi);
+        char accepted[300], range[340] = "";
+        gas_rt_config_range_text((enum gas_rt_config_id)i, accepted, sizeof accepted);
+        if (accepted[0])
+            snprintf(range, sizeof range, " Accepted: %s.", accepted);
         printf("| `GAS_%s` | %s%s%s%s | `%s` | %s%s |\n", d->name, type_name(d->type),
                d->choices ? " (" : "", d->choices ? d->choices : "", d->choices ? ")" : "",
                d->def[0] ? d->def : "\"\"", d->doc, range);

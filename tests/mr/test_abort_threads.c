@@ -4,15 +4,18 @@
  * GAS_ERRORS=abort).  The job must end with one clean report: exit status 3
  * (or 1 for errors) and one whole message; tests/scripts/abort-threads.sh
  * checks what gasrun prints.  Other ranks wait in a barrier meanwhile.
+ * argv[2], if given, is gas_abort's code instead of 3 (512: a code whose low
+ * 8 bits are 0 must still exit 1, never 0).
  */
 #include <gas.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { THREADS = 4 };
 static pthread_barrier_t start;
-static int raise_error;
+static int raise_error, code = 3;
 
 static void *thread_main(void *arg)
 {
@@ -23,13 +26,15 @@ static void *thread_main(void *arg)
         gas_ptr_t r;
         gas_ptr_add(GAS_NULL, 1, &r);          /* GAS_ERR_INVALID: aborts */
     }
-    gas_abort(3, msg);
+    gas_abort(code, msg);
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
     raise_error = argc > 1 && strcmp(argv[1], "error") == 0;
+    if (argc > 2)
+        code = atoi(argv[2]);
     if (gas_init() != GAS_OK)
         return 2;
     if (gas_rank() == gas_nranks() - 1) {

@@ -3,7 +3,9 @@
 # the table, --csv has a header and 8 fields a row, --plot writes an SVG that
 # parses as XML (xmllint when installed, else a structural check); --compare
 # writes its table, per-collective plot and JSON rows, and with --csv only CSV
-# rows and comments; an unwritable output file is an output error, not a
+# rows after the header (comments before it, later notes on stderr); --json
+# and --csv to stdout are refused while gasrun tags output lines; an
+# unwritable output file is an output error, not a
 # failed data check; empty lists and options where a value belongs are
 # refused.  No timing assertion: the numbers of a --quick run mean nothing.
 . "$(dirname "$0")/lib-tmp.sh"
@@ -45,7 +47,27 @@ run --mode put-lat,amo-rate --max-size 64 --csv >"$T/csv" 2>"$T/err" || fail "cs
 grep -qx 'mode,size,median,p10,p90,unit,reference,ratio' "$T/csv" || fail "--csv header"
 bad=$(grep -v '^#' "$T/csv" | awk -F, 'NF != 8' | head -1)
 [ -z "$bad" ] || fail "--csv line with other than 8 fields: $bad"
+# comments only before the header: later notes (the end's ping-pong, the data
+# checks) go to stderr, so the rows after the header are data alone
+bad=$(awk '/^mode,size,/ { h = 1; next } h && /^#/' "$T/csv" | head -1)
+[ -z "$bad" ] || fail "--csv: a comment among the data rows: $bad"
+grep -q 'data checks passed' "$T/err" || fail "--csv: the data checks line is not on stderr"
 echo "ok: --csv"
+
+# under gasrun's default tagging ("[r] " before every line) --json to stdout
+# and --csv would not parse: refused (exit 2) naming the ways out, no run
+for opt in --json --csv; do
+    timeout 60 "$BUILD/bin/gasrun" -n 2 "$BUILD/bin/gas-bench" --quick --mode put-lat $opt \
+        >"$T/tagged" 2>"$T/err"
+    st=$?
+    [ "$st" = 2 ] || fail "tagged $opt to stdout: exit status $st, expected 2"
+    grep -qF -- "gas-bench: $opt to stdout would not parse: gasrun prefixes every output line with its rank" "$T/err" &&
+        grep -qF -- "--no-tag-output" "$T/err" || fail "tagged $opt: $(head -2 "$T/err")"
+    ! grep -q 'put-lat' "$T/tagged" || fail "tagged $opt: it ran anyway"
+done
+timeout 60 "$BUILD/bin/gasrun" -n 2 "$BUILD/bin/gas-bench" --quick --mode put-lat --max-size 8 \
+    --json="$T/tagged.json" >/dev/null 2>"$T/err" || fail "tagged, --json=FILE: $(tail -2 "$T/err")"
+echo "ok: --json and --csv to stdout refused under tagging; --json=FILE runs"
 
 # --json on stdout: the JSON alone on stdout, the table on stderr
 run --mode amo-lat --json >"$T/out.json" 2>"$T/err" || fail "--json run"
@@ -83,6 +105,9 @@ run --compare --coll barrier,gather --csv >"$T/ccsv" 2>"$T/err" || fail "--compa
 grep -qx 'mode,size,median,p10,p90,unit,reference,ratio' "$T/ccsv" || fail "--compare --csv header"
 bad=$(grep -v '^#' "$T/ccsv" | awk -F, 'NF != 8' | head -1)
 [ -z "$bad" ] || fail "--compare --csv: a line neither a CSV row nor a comment: $bad"
+bad=$(awk '/^mode,size,/ { h = 1; next } h && /^#/' "$T/ccsv" | head -1)
+[ -z "$bad" ] || fail "--compare --csv: a comment among the data rows: $bad"
+grep -q 'worst case: ' "$T/err" || fail "--compare --csv: the worst-case note is not on stderr"
 n=$(grep -c '^gather:[a-z_]*,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,us,[0-9.]*,[0-9.]*$' "$T/ccsv")
 [ "$n" -ge 21 ] || fail "--compare --csv: $n gather rows, want 3 algorithms x 7 sizes"
 echo "ok: --compare --csv"

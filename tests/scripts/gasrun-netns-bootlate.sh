@@ -10,6 +10,9 @@
 #      longer than gasrun's old 5 s window): the job passes.
 #   3. B's interface stays down, GAS_BOOT_TIMEOUT=3s: rank 1's gas_init fails
 #      after about 3 s naming the address, and gasrun exits non-zero.
+#   4. B drops every TCP segment it sends (a firewall), GAS_BOOT_TIMEOUT=2s:
+#      the connect times out and the message names the option that fixes it,
+#      gasrun --rendezvous (it named --bind, the CPU-binding option).
 . "$(dirname "$0")/lib-gasrun.sh"
 . "$(dirname "$0")/lib-netns.sh"
 unset BOOT_CLIENT_ONE_HOST
@@ -53,3 +56,12 @@ expect_err "cannot connect to gasrun's rendezvous at ${NS_ADDR[0]}:" "interface 
 [ "$MS" -ge 2900 ] || fail "interface down for good: gave up after ${MS} ms, before GAS_BOOT_TIMEOUT=3s"
 check_clean "interface down for good"
 pass "B's interface down for good, GAS_BOOT_TIMEOUT=3s: rank 1 gave up naming the address (gasrun exited $RC after ${MS} ms)"
+
+_netns_nft_chain "$B" || fail "nft chain"
+ip netns exec "$B" nft add rule netdev gastest out ip protocol tcp drop || fail "nft rule"
+GAS_BOOT_TIMEOUT=2s run_job -n 2 "${HOSTS[@]}" "$PROG" "$MARK"
+ip netns exec "$B" nft flush chain netdev gastest out
+[ "$RC" != 0 ] || fail "TCP dropped: gasrun exited 0"
+expect_err "(GASRUN_BOOT_ADDR): Connection timed out (raise GAS_BOOT_TIMEOUT, or make gasrun listen on an address this host reaches: gasrun --rendezvous)" "TCP dropped"
+check_clean "TCP dropped"
+pass "B's TCP dropped, GAS_BOOT_TIMEOUT=2s: the connect timed out, the message names gasrun --rendezvous"

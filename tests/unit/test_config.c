@@ -163,10 +163,11 @@ static void config_ranges(void)
     write_temp(path, bad, sizeof bad - 1);
     UCHECK(load_from(path) == GAS_ERR_INVALID, "GAS_UDP_MTU=10 accepted");
     UCHECK(strstr(gas_last_error(), "GAS_UDP_MTU='10' (from ") != NULL &&
-           strstr(gas_last_error(), ":1): outside 320..65535") != NULL,
+           strstr(gas_last_error(), ":1): outside 348..65535: the least in which") != NULL,
            "range message: %s", gas_last_error());
     unlink(path);
-    static const char ends[] = "UDP_MTU=320\nUDP_WINDOW=1048576\nRDMA_PORT=255\nRDMA_INLINE=0\n";
+    static const char ends[] = "UDP_MTU=348\nUDP_WINDOW=1048576\nRDMA_PORT=255\nRDMA_INLINE=0\n"
+                               "SEGMENT_SIZE=6m\nUDP_SEND_QUEUE=1\nUDP_PORT=65535\n";
     write_temp(path, ends, sizeof ends - 1);
     UCHECK(load_from(path) == GAS_OK, "the ends of ranges refused: %s", gas_last_error());
     UCHECK(gas_rt_config_size(GAS_CFG_UDP_WINDOW) == 1u << 20, "UDP_WINDOW=1048576");
@@ -178,6 +179,31 @@ static void config_ranges(void)
     static const char zero[] = "RDMA_PORT=0\n";
     write_temp(path, zero, sizeof zero - 1);
     UCHECK(load_from(path) == GAS_ERR_INVALID, "GAS_RDMA_PORT=0 accepted");
+    unlink(path);
+    /* Values that no owner could use are refused by the table, so gas-info
+     * refuses them as gas_init does: below the least MTU the udp headers
+     * need, a send queue with no room, a segment smaller than gas_init needs
+     * (0 stays "auto"), a port beyond 65535, zero timeouts. */
+    static const struct { const char *line, *msg; } unusable[] = {
+        {"UDP_MTU=347\n", "GAS_UDP_MTU='347' (from file:"},
+        {"UDP_SEND_QUEUE=0\n", "GAS_UDP_SEND_QUEUE='0' (from file:"},
+        {"SEGMENT_SIZE=1k\n", "GAS_SEGMENT_SIZE='1k' (from file:"},
+        {"SEGMENT_SIZE=6291455\n", "below 6m: the least in which gas_init"},
+        {"UDP_PORT=65536\n", "outside 0..65535"},
+        {"UDP_RTO_MIN=0\n", "GAS_UDP_RTO_MIN='0' (from file:"},
+        {"UDP_PEER_TIMEOUT=0\n", "GAS_UDP_PEER_TIMEOUT='0' (from file:"},
+    };
+    for (size_t i = 0; i < sizeof unusable / sizeof unusable[0]; i++) {
+        write_temp(path, unusable[i].line, strlen(unusable[i].line));
+        UCHECK(load_from(path) == GAS_ERR_INVALID, "%s accepted", unusable[i].line);
+        UCHECK(strstr(gas_last_error(), unusable[i].msg) != NULL, "message for %s: %s",
+               unusable[i].line, gas_last_error());
+        unlink(path);
+    }
+    static const char autos[] = "SEGMENT_SIZE=auto\n";
+    write_temp(path, autos, sizeof autos - 1);
+    UCHECK(load_from(path) == GAS_OK && gas_rt_config_size(GAS_CFG_SEGMENT_SIZE) == 0,
+           "GAS_SEGMENT_SIZE=auto refused: %s", gas_last_error());
     unlink(path);
     /* The load sets every default through the range check: a default outside its
      * range fails it. */

@@ -119,6 +119,7 @@ child_exec(struct gr_job *job, int r, int out_w, int err_w, int boot)
     set_env_u("GASRUN_JOB_KEY", "%016llx", (unsigned long long)job->key);
     set_env_u("GASRUN_JOB_ID", "%08llx", (unsigned long long)job->id);
     set_env_u("GASRUN_BOOT_FD", "%llu", (unsigned long long)boot);
+    set_env_u("GASRUN_TAG_OUTPUT", "%llu", (unsigned long long)job->tag);
     unsetenv("GASRUN_BOOT_ADDR");
     if (h->iface != NULL || h->addr != NULL)
         setenv("GAS_UDP_IFACE", h->iface ? h->iface : h->addr, 1);

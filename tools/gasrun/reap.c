@@ -30,9 +30,11 @@ void gr_rank_gone_check(struct gr_job *job, int r)
     job->gone[job->ngone++] = r;
     /* Not a failure (the others may be leaving too), but the usual cause of
      * a job that then hangs in a barrier over shm or udp, which gasrun
-     * cannot see: say so once, while others still run. */
-    if (job->live > 0 && job->rdv && gr_rdv_helloed(job->rdv, (uint32_t)r) &&
-        !gr_rdv_sent_fini(job->rdv, (uint32_t)r) && !job->warned_nofini) {
+     * cannot see: say so once, while others still run (not once the job is
+     * failing: gasrun ends it then, and the exit may be an abort's). */
+    if (job->live > 0 && job->exit_code < 0 && job->rdv &&
+        gr_rdv_helloed(job->rdv, (uint32_t)r) && !gr_rdv_sent_fini(job->rdv, (uint32_t)r) &&
+        !job->warned_nofini) {
         char name[128];
         job->warned_nofini = true;
         gr_msg("%s exited with status 0 %s while %d rank%s still run%s; a barrier or "

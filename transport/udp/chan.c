@@ -20,7 +20,6 @@
 #include <string.h>
 
 #define POOL_MAX 64
-#define MIN_FRAG 256          /* a put is not cut into pieces smaller than this */
 
 extern const struct gas_tl_ops gas_udp_ops;
 
@@ -52,7 +51,7 @@ static void set_addr(struct gas_udp_chan *ch, const unsigned char *a)
      * whichever is smaller; 0 from a peer that does not say): ours is sent
      * no larger, or datagrams over its MTU would be dropped silently. */
     uint32_t theirs = gas_udp_ld16(a + 6);
-    ch->dgram_max = theirs >= GAS_UDP_HDR_LEN + 256 && theirs < c->dgram_max ? theirs : c->dgram_max;
+    ch->dgram_max = theirs >= GAS_UDP_MIN_DGRAM && theirs < c->dgram_max ? theirs : c->dgram_max;
     if (ch->dgram_max < c->dgram_max)
         gas_log_info("udp", "rank %d takes datagrams of at most %u bytes (a smaller MTU than this "
                             "rank's %u): datagrams to it are no larger",
@@ -178,11 +177,17 @@ size_t gas_udp_chan_room(struct gas_udp_chan *ch, size_t fixed, size_t want)
     size_t left = ch->dgram_max - ch->open_len;
     if (fixed + want <= left)
         return want;
-    if (fixed + want > cap && left >= fixed + MIN_FRAG)
+    if (fixed + want > cap && left >= fixed + GAS_UDP_MIN_FRAG)
         return left - fixed;
-    gas_udp_chan_seal(ch, gas_rt_now_ns());
-    if (ch->open != NULL || open_new(ch) != 0)
-        return GAS_UDP_NOROOM; /* still open: the ring could not grow */
+    if (ch->open_len > GAS_UDP_HDR_LEN) {
+        gas_udp_chan_seal(ch, gas_rt_now_ns());
+        if (ch->open != NULL || open_new(ch) != 0)
+            return GAS_UDP_NOROOM; /* still open: the ring could not grow */
+    }
+    /* An empty datagram takes what fits, even a piece under GAS_UDP_MIN_FRAG
+     * (there is no other room to wait for; GAS_UDP_MIN_DGRAM keeps it rare). */
+    if (fixed >= cap)
+        return GAS_UDP_NOROOM;
     return want < cap - fixed ? want : cap - fixed;
 }
 

@@ -59,9 +59,12 @@ void gas_udp_cpu_sharers(int ranks)
                  ranks, cpus, cpus == 1 ? "" : "s", GAS_UDP_LEASE_CROWDED / 1e6);
 }
 
+_Static_assert(GAS_UDP_MIN_MTU == GAS_RT_UDP_MTU_MIN,
+               "config_ranges.h's least GAS_UDP_MTU must be the transport's (wire.h)");
+
 static gas_status_t read_config(struct gas_udp_cfg *c, const gas_tl_env_t *env)
 {
-    uint64_t mtu = gas_rt_config_size(GAS_CFG_UDP_MTU); /* 320..65535: config_ranges.h */
+    uint64_t mtu = gas_rt_config_size(GAS_CFG_UDP_MTU); /* 348..65535: config_ranges.h */
     c->dgram_accept = (uint32_t)mtu - GAS_UDP_IP_UDP_OVERHEAD;
     if (c->dgram_accept > GAS_UDP_MAX_DGRAM)
         c->dgram_accept = GAS_UDP_MAX_DGRAM;
@@ -84,9 +87,6 @@ static gas_status_t read_config(struct gas_udp_cfg *c, const gas_tl_env_t *env)
         c->pace_burst = 1u << 30;
     c->pace_headroom_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_UDP_PACE_HEADROOM);
     c->loss_tolerance_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_UDP_LOSS_TOLERANCE);
-    if (c->rto_min == 0 || c->peer_timeout == 0)
-        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
-                            "GAS_UDP_RTO_MIN and GAS_UDP_PEER_TIMEOUT must be above 0");
     c->poll_mode = gas_rt_config_enum(GAS_CFG_PROGRESS) == 1;
     c->gso = gas_rt_config_size(GAS_CFG_UDP_GSO) != 0;
     c->sleep_slice = gas_rt_config_ns(GAS_CFG_WAIT_SLICE);
@@ -182,7 +182,7 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
                            gas_rt_config_size(GAS_CFG_UDP_SOCKBUF), &imtu);
     if (st != GAS_OK)
         goto err_release;
-    if (imtu >= 320 && imtu - GAS_UDP_IP_UDP_OVERHEAD < g->cfg.dgram_max)
+    if (imtu - GAS_UDP_IP_UDP_OVERHEAD < g->cfg.dgram_max)
         g->cfg.dgram_max = imtu - GAS_UDP_IP_UDP_OVERHEAD; /* the interface's MTU is smaller */
     g->chans = calloc((size_t)env->nranks, sizeof *g->chans);
     g->active = calloc((size_t)env->nranks, sizeof *g->active);

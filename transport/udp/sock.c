@@ -146,7 +146,19 @@ gas_status_t gas_udp_sock_open(const char *iface, uint32_t port, uint64_t sockbu
     socklen_t alen = sizeof g->self;
     getsockname(fd, (struct sockaddr *)&g->self, &alen);
     gas_udp_addr_str(&g->self, g->self_str, sizeof g->self_str);
-    *iface_mtu_p = iface_mtu(fd, name);
+    uint32_t mtu = iface_mtu(fd, name);
+    if (mtu == 0)
+        mtu = 65535; /* not known: GAS_UDP_MTU alone bounds the datagrams */
+    if (mtu < GAS_UDP_MIN_MTU) {
+        close(fd);
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                            "the udp transport's interface %s (%s) has an MTU of %u, below the "
+                            "%u bytes its datagrams need (IPv4, UDP and datagram headers, a "
+                            "record and its smallest piece); raise the interface's MTU or choose "
+                            "another interface with GAS_UDP_IFACE",
+                            name, g->self_str, mtu, GAS_UDP_MIN_MTU);
+    }
+    *iface_mtu_p = mtu;
     g->fd = fd;
     gas_log_info("udp", "bound %s on %s (interface MTU %u)", g->self_str, name, *iface_mtu_p);
     return GAS_OK;

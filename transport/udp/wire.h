@@ -46,6 +46,13 @@
 #define GAS_UDP_CONT_LEN 4           /* a continuation record before its fixed part */
 #define GAS_UDP_IP_UDP_OVERHEAD 28   /* IPv4 + UDP headers, subtracted from the MTU */
 #define GAS_UDP_MAX_DGRAM 65507
+#define GAS_UDP_MIN_FRAG 256         /* a put is not cut into pieces smaller than this */
+/* The smallest datagram (UDP payload) a rank sends or accepts: the header, the
+ * largest fixed part of a record that carries data (PUT with a signal, 32)
+ * and its smallest piece.  Plus IPv4 and UDP headers it is the least
+ * GAS_UDP_MTU (GAS_RT_UDP_MTU_MIN, 348) and the least interface MTU. */
+#define GAS_UDP_MIN_DGRAM (GAS_UDP_HDR_LEN + GAS_UDP_REC_LEN + 16 + GAS_UDP_MIN_FRAG)
+#define GAS_UDP_MIN_MTU (GAS_UDP_MIN_DGRAM + GAS_UDP_IP_UDP_OVERHEAD)
 
 enum {
     GAS_UDP_F_NOSEQ = 1,   /* standalone acknowledgement */
