@@ -31,7 +31,6 @@
 #include "arena_fast.h"
 
 #include <jemalloc/jemalloc.h>
-#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -47,6 +46,7 @@
 #include "big.h"
 #include "held.h"
 #include "live.h"
+#include "runtime/gate.h"
 #include "runtime/topo.h"
 
 #define GROW_LIMIT (8u << 20)  /* largest extent jemalloc asks for ahead of need */
@@ -558,16 +558,12 @@ static int auto_per_node(void)
 static pthread_once_t mb_once = PTHREAD_ONCE_INIT;
 
 /*
- * Once per process: ask for the expedited private membarrier that
- * close_arenas relies on; where the kernel (or a seccomp filter) refuses it,
- * gas_al_enter fences instead.
+ * Once per process: the expedited private membarrier that close_arenas
+ * relies on (runtime/gate.c); where it is refused, gas_al_enter fences.
  */
 static void membarrier_setup(void)
 {
-    long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-    int ok = cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
-             syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-    if (!ok)
+    if (!gas_rt_membarrier_setup())
         atomic_fetch_or(&gas_al_gate, GAS_AL_GATE_FENCE);
 }
 
@@ -605,9 +601,7 @@ struct gas_al_thr *gas_al_enter_slow(struct gas_al_thr *t)
 static void close_arenas(void)
 {
     int gate = atomic_fetch_and(&gas_al_gate, ~GAS_AL_GATE_OPEN);
-    if ((gate & GAS_AL_GATE_FENCE) ||
-        syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
-        atomic_thread_fence(memory_order_seq_cst);
+    gas_rt_membarrier(gate & GAS_AL_GATE_FENCE);
     pthread_mutex_lock(&thr_lock);
     for (struct gas_al_thr *t = threads; t; t = t->next)
         t->seen_out = 0;

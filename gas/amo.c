@@ -36,8 +36,8 @@ static gas_status_t prepare(const char *call, gas_amo_op_t op, unsigned width, g
     return gas_gs_peer(call, pc.rank, peer_p);
 }
 
-GAS_EXPORT gas_status_t gas_amo(gas_amo_op_t op, unsigned width, gas_ptr_t p, uint64_t operand,
-                                uint64_t compare, uint64_t *result_p)
+static gas_status_t api_amo(gas_amo_op_t op, unsigned width, gas_ptr_t p, uint64_t operand,
+                            uint64_t compare, uint64_t *result_p)
 {
     gas_tl_amo_t a;
     gas_tl_peer_t *peer;
@@ -55,8 +55,14 @@ GAS_EXPORT gas_status_t gas_amo(gas_amo_op_t op, unsigned width, gas_ptr_t p, ui
     return st;
 }
 
-GAS_EXPORT gas_status_t gas_amo_nbi(gas_amo_op_t op, unsigned width, gas_ptr_t p,
-                                    uint64_t operand, uint64_t compare, uint64_t *result_p)
+GAS_EXPORT gas_status_t gas_amo(gas_amo_op_t op, unsigned width, gas_ptr_t p, uint64_t operand,
+                                uint64_t compare, uint64_t *result_p)
+{
+    GAS_GS_GATED("gas_amo", api_amo(op, width, p, operand, compare, result_p));
+}
+
+static gas_status_t api_amo_nbi(gas_amo_op_t op, unsigned width, gas_ptr_t p,
+                                uint64_t operand, uint64_t compare, uint64_t *result_p)
 {
     gas_tl_amo_t a;
     gas_tl_peer_t *peer;
@@ -68,4 +74,10 @@ GAS_EXPORT gas_status_t gas_amo_nbi(gas_amo_op_t op, unsigned width, gas_ptr_t p
     gas_rt_call_end(began);
     gas_rt_tick();
     return st == GAS_INPROGRESS ? GAS_OK : st;
+}
+
+GAS_EXPORT gas_status_t gas_amo_nbi(gas_amo_op_t op, unsigned width, gas_ptr_t p,
+                                    uint64_t operand, uint64_t compare, uint64_t *result_p)
+{
+    GAS_GS_GATED("gas_amo_nbi", api_amo_nbi(op, width, p, operand, compare, result_p));
 }

@@ -401,15 +401,27 @@ static gas_status_t malloc_common(const char *call, uint64_t nelems, size_t elem
     return gas_co_call_leave(gas_team_world_, st);
 }
 
-GAS_EXPORT gas_status_t gas_malloc(size_t nbytes, gas_ptr_t *array_p)
+static gas_status_t api_malloc(size_t nbytes, gas_ptr_t *array_p)
 {
     return malloc_common("gas_malloc", nbytes, 1, GAS_DIST_BLOCK, 0, array_p);
+}
+
+GAS_EXPORT gas_status_t gas_malloc(size_t nbytes, gas_ptr_t *array_p)
+{
+    GAS_GS_GATED("gas_malloc", api_malloc(nbytes, array_p));
+}
+
+static gas_status_t api_malloc_dist(uint64_t nelems, size_t elem_size, gas_dist_t dist,
+                                    uint64_t block_elems, gas_ptr_t *array_p)
+{
+    return malloc_common("gas_malloc_dist", nelems, elem_size, dist, block_elems, array_p);
 }
 
 GAS_EXPORT gas_status_t gas_malloc_dist(uint64_t nelems, size_t elem_size, gas_dist_t dist,
                                         uint64_t block_elems, gas_ptr_t *array_p)
 {
-    return malloc_common("gas_malloc_dist", nelems, elem_size, dist, block_elems, array_p);
+    GAS_GS_GATED("gas_malloc_dist",
+                 api_malloc_dist(nelems, elem_size, dist, block_elems, array_p));
 }
 
 static gas_status_t free_in(gas_ptr_t array)
@@ -441,7 +453,7 @@ static gas_status_t free_in(gas_ptr_t array)
 }
 
 /* Its waits within one GAS_TIMEOUT (gas_rt_call_begin). */
-GAS_EXPORT gas_status_t gas_free(gas_ptr_t array)
+static gas_status_t api_free(gas_ptr_t array)
 {
     gas_status_t st = gas_gs_check("gas_free");
     if (st == GAS_OK)
@@ -455,7 +467,12 @@ GAS_EXPORT gas_status_t gas_free(gas_ptr_t array)
     return gas_co_call_leave(gas_team_world_, st);
 }
 
-GAS_EXPORT gas_status_t gas_layout(gas_ptr_t p, gas_layout_t *layout_p)
+GAS_EXPORT gas_status_t gas_free(gas_ptr_t array)
+{
+    GAS_GS_GATED("gas_free", api_free(array));
+}
+
+static gas_status_t api_layout(gas_ptr_t p, gas_layout_t *layout_p)
 {
     gas_status_t st = gas_gs_check("gas_layout");
     struct gas_gs_span sp;
@@ -471,4 +488,9 @@ GAS_EXPORT gas_status_t gas_layout(gas_ptr_t p, gas_layout_t *layout_p)
     if (st == GAS_OK)
         *layout_p = *sp.l;
     return st;
+}
+
+GAS_EXPORT gas_status_t gas_layout(gas_ptr_t p, gas_layout_t *layout_p)
+{
+    GAS_GS_GATED("gas_layout", api_layout(p, layout_p));
 }

@@ -13,6 +13,7 @@
 #include "alloc/segment.h"
 #include "alloc/space.h"
 #include "runtime/error.h"
+#include "runtime/gate.h"
 #include "transport/transport.h"
 
 /* GAS_GS_CHILD: this process is a child that fork() made of an initialised one. */
@@ -68,6 +69,33 @@ static inline gas_status_t gas_gs_check_at(const char *file, int line, const cha
     return gas_rt_error_at(file, line, GAS_ERR_NOT_INIT, call, "libgas is %s", gas_gs_phase_why());
 }
 #define gas_gs_check(call) gas_gs_check_at(__FILE__, __LINE__, (call))
+
+/*
+ * Every API call that another thread may overlap with gas_finalize (RMA,
+ * atomics, signals, waits, quiet/fence, handles, pointers and layouts,
+ * stats, and the collective calls too) is a GAS_EXPORT wrapper that runs
+ * its body (api_<name>, static) between gas_rt_gate_enter and
+ * gas_rt_gate_leave (runtime/gate.h); when the gate refuses, it returns
+ * gas_gs_refused(call): GAS_ERR_NOT_INIT raised for call, saying that
+ * gas_finalize was called by another thread of this rank (or by this
+ * thread: the usual "finalised" message), or GAS_ERR_NOMEM when no record
+ * could be made for the thread.
+ */
+gas_status_t gas_gs_refused(const char *call);
+/*
+ * The body of an exported call gated against gas_finalize (runtime/gate.h):
+ * `expr` (a gas_status_t) runs between gas_rt_gate_enter and _leave, and
+ * its status is returned; a refused call returns gas_gs_refused(call).
+ */
+#define GAS_GS_GATED(call, expr)                                                                  \
+    do {                                                                                          \
+        struct gas_rt_gate_thr *gate_ = gas_rt_gate_enter();                                      \
+        if (__builtin_expect(gate_ == NULL, 0))                                                   \
+            return gas_gs_refused(call);                                                          \
+        gas_status_t gated_st_ = (expr);                                                          \
+        gas_rt_gate_leave(gate_);                                                                 \
+        return gated_st_;                                                                         \
+    } while (0)
 
 /* GAS_ERR_PEER for `call`: "<what gas_tl_lost_what says of rank>: <what>",
  * logged at the caller's file and line. */

@@ -15,7 +15,7 @@ void gas_gs_split_compute(uint64_t nranks, unsigned *rank_bits_p, unsigned *offs
     *offset_bits_p = 64 - bits;
 }
 
-GAS_EXPORT void *gas_ptr_local(gas_ptr_t p)
+static void *api_ptr_local(gas_ptr_t p)
 {
     if (gas_gs_phase() != GAS_GS_UP || p == GAS_NULL)
         return NULL;
@@ -31,7 +31,18 @@ GAS_EXPORT void *gas_ptr_local(gas_ptr_t p)
     return peer->direct_base + off;
 }
 
-GAS_EXPORT gas_status_t gas_ptr_add(gas_ptr_t p, uint64_t nbytes, gas_ptr_t *result_p)
+/* Inside the API gate (internal.h): NULL once gas_finalize has begun. */
+GAS_EXPORT void *gas_ptr_local(gas_ptr_t p)
+{
+    struct gas_rt_gate_thr *g = gas_rt_gate_enter();
+    if (__builtin_expect(g == NULL, 0))
+        return NULL;
+    void *local = api_ptr_local(p);
+    gas_rt_gate_leave(g);
+    return local;
+}
+
+static gas_status_t api_ptr_add(gas_ptr_t p, uint64_t nbytes, gas_ptr_t *result_p)
 {
     gas_status_t st = gas_gs_check("gas_ptr_add");
     struct gas_gs_span sp;
@@ -62,4 +73,9 @@ GAS_EXPORT gas_status_t gas_ptr_add(gas_ptr_t p, uint64_t nbytes, gas_ptr_t *res
                             (unsigned long long)l->nbytes);
     *result_p = gas_layout_ptr(l, idx + nbytes);
     return GAS_OK;
+}
+
+GAS_EXPORT gas_status_t gas_ptr_add(gas_ptr_t p, uint64_t nbytes, gas_ptr_t *result_p)
+{
+    GAS_GS_GATED("gas_ptr_add", api_ptr_add(p, nbytes, result_p));
 }

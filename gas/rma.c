@@ -101,13 +101,18 @@ static gas_status_t xfer_call(const char *call, enum xfer_kind kind, gas_ptr_t g
     return st;
 }
 
-GAS_EXPORT gas_status_t gas_put(gas_ptr_t dst, const void *src, size_t nbytes)
+static gas_status_t api_put(gas_ptr_t dst, const void *src, size_t nbytes)
 {
     /* Returns once the source is reusable: every transport copies or sends it in-call. */
     return xfer_call("gas_put", XFER_PUT, dst, (void *)src, nbytes);
 }
 
-GAS_EXPORT gas_status_t gas_get(void *dst, gas_ptr_t src, size_t nbytes)
+GAS_EXPORT gas_status_t gas_put(gas_ptr_t dst, const void *src, size_t nbytes)
+{
+    GAS_GS_GATED("gas_put", api_put(dst, src, nbytes));
+}
+
+static gas_status_t api_get(void *dst, gas_ptr_t src, size_t nbytes)
 {
     gas_tl_comp_t comp = {0};
     int began = gas_rt_call_begin();   /* issuing and completing: one GAS_TIMEOUT */
@@ -118,14 +123,29 @@ GAS_EXPORT gas_status_t gas_get(void *dst, gas_ptr_t src, size_t nbytes)
     return st != GAS_OK ? st : wst;
 }
 
-GAS_EXPORT gas_status_t gas_put_nbi(gas_ptr_t dst, const void *src, size_t nbytes)
+GAS_EXPORT gas_status_t gas_get(void *dst, gas_ptr_t src, size_t nbytes)
+{
+    GAS_GS_GATED("gas_get", api_get(dst, src, nbytes));
+}
+
+static gas_status_t api_put_nbi(gas_ptr_t dst, const void *src, size_t nbytes)
 {
     return xfer_call("gas_put_nbi", XFER_PUT, dst, (void *)src, nbytes);
 }
 
-GAS_EXPORT gas_status_t gas_get_nbi(void *dst, gas_ptr_t src, size_t nbytes)
+GAS_EXPORT gas_status_t gas_put_nbi(gas_ptr_t dst, const void *src, size_t nbytes)
+{
+    GAS_GS_GATED("gas_put_nbi", api_put_nbi(dst, src, nbytes));
+}
+
+static gas_status_t api_get_nbi(void *dst, gas_ptr_t src, size_t nbytes)
 {
     return xfer_call("gas_get_nbi", XFER_GET, src, dst, nbytes);
+}
+
+GAS_EXPORT gas_status_t gas_get_nbi(void *dst, gas_ptr_t src, size_t nbytes)
+{
+    GAS_GS_GATED("gas_get_nbi", api_get_nbi(dst, src, nbytes));
 }
 
 /*
@@ -164,8 +184,8 @@ static gas_status_t start_nb(const char *call, enum xfer_kind kind, gas_ptr_t gp
     return GAS_OK;
 }
 
-GAS_EXPORT gas_status_t gas_put_nb(gas_ptr_t dst, const void *src, size_t nbytes,
-                                   gas_handle_t *handle_p)
+static gas_status_t api_put_nb(gas_ptr_t dst, const void *src, size_t nbytes,
+                               gas_handle_t *handle_p)
 {
     int began = gas_rt_call_begin();
     gas_status_t st = start_nb("gas_put_nb", XFER_PUT, dst, (void *)src, nbytes, handle_p);
@@ -173,8 +193,14 @@ GAS_EXPORT gas_status_t gas_put_nb(gas_ptr_t dst, const void *src, size_t nbytes
     return st;
 }
 
-GAS_EXPORT gas_status_t gas_get_nb(void *dst, gas_ptr_t src, size_t nbytes,
+GAS_EXPORT gas_status_t gas_put_nb(gas_ptr_t dst, const void *src, size_t nbytes,
                                    gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_put_nb", api_put_nb(dst, src, nbytes, handle_p));
+}
+
+static gas_status_t api_get_nb(void *dst, gas_ptr_t src, size_t nbytes,
+                               gas_handle_t *handle_p)
 {
     int began = gas_rt_call_begin();
     gas_status_t st = start_nb("gas_get_nb", XFER_GET, src, dst, nbytes, handle_p);
@@ -182,7 +208,13 @@ GAS_EXPORT gas_status_t gas_get_nb(void *dst, gas_ptr_t src, size_t nbytes,
     return st;
 }
 
-GAS_EXPORT gas_status_t gas_wait(gas_handle_t handle)
+GAS_EXPORT gas_status_t gas_get_nb(void *dst, gas_ptr_t src, size_t nbytes,
+                                   gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_get_nb", api_get_nb(dst, src, nbytes, handle_p));
+}
+
+static gas_status_t api_wait(gas_handle_t handle)
 {
     gas_status_t st = gas_gs_check("gas_wait");
     if (st != GAS_OK || handle == GAS_HANDLE_NULL)
@@ -198,7 +230,12 @@ GAS_EXPORT gas_status_t gas_wait(gas_handle_t handle)
     return st;
 }
 
-GAS_EXPORT gas_status_t gas_test(gas_handle_t handle, int *done_p)
+GAS_EXPORT gas_status_t gas_wait(gas_handle_t handle)
+{
+    GAS_GS_GATED("gas_wait", api_wait(handle));
+}
+
+static gas_status_t api_test(gas_handle_t handle, int *done_p)
 {
     gas_status_t st = gas_gs_check("gas_test");
     if (st != GAS_OK)
@@ -220,4 +257,9 @@ GAS_EXPORT gas_status_t gas_test(gas_handle_t handle, int *done_p)
     free(handle);
     *done_p = 1;
     return st;
+}
+
+GAS_EXPORT gas_status_t gas_test(gas_handle_t handle, int *done_p)
+{
+    GAS_GS_GATED("gas_test", api_test(handle, done_p));
 }

@@ -104,16 +104,28 @@ static gas_status_t put_signal_call(const char *call, gas_ptr_t dst, const void 
     return st;
 }
 
+static gas_status_t api_put_signal(gas_ptr_t dst, const void *src, size_t nbytes,
+                                   gas_ptr_t sig, uint64_t value, gas_signal_op_t op)
+{
+    return put_signal_call("gas_put_signal", dst, src, nbytes, sig, value, op);
+}
+
 GAS_EXPORT gas_status_t gas_put_signal(gas_ptr_t dst, const void *src, size_t nbytes,
                                        gas_ptr_t sig, uint64_t value, gas_signal_op_t op)
 {
-    return put_signal_call("gas_put_signal", dst, src, nbytes, sig, value, op);
+    GAS_GS_GATED("gas_put_signal", api_put_signal(dst, src, nbytes, sig, value, op));
+}
+
+static gas_status_t api_put_signal_nbi(gas_ptr_t dst, const void *src, size_t nbytes,
+                                       gas_ptr_t sig, uint64_t value, gas_signal_op_t op)
+{
+    return put_signal_call("gas_put_signal_nbi", dst, src, nbytes, sig, value, op);
 }
 
 GAS_EXPORT gas_status_t gas_put_signal_nbi(gas_ptr_t dst, const void *src, size_t nbytes,
                                            gas_ptr_t sig, uint64_t value, gas_signal_op_t op)
 {
-    return put_signal_call("gas_put_signal_nbi", dst, src, nbytes, sig, value, op);
+    GAS_GS_GATED("gas_put_signal_nbi", api_put_signal_nbi(dst, src, nbytes, sig, value, op));
 }
 
 struct wait_arg {
@@ -180,26 +192,46 @@ static gas_status_t wait_until(const char *call, struct wait_arg *w)
     return st;
 }
 
-GAS_EXPORT gas_status_t gas_wait_until_i32(const int32_t *ivar, gas_cmp_t cmp, int32_t value)
+static gas_status_t api_wait_until_i32(const int32_t *ivar, gas_cmp_t cmp, int32_t value)
 {
     struct wait_arg w = {ivar, 4, 1, cmp, (uint32_t)value, -1};
     return wait_until("gas_wait_until_i32", &w);
 }
 
-GAS_EXPORT gas_status_t gas_wait_until_u32(const uint32_t *ivar, gas_cmp_t cmp, uint32_t value)
+GAS_EXPORT gas_status_t gas_wait_until_i32(const int32_t *ivar, gas_cmp_t cmp, int32_t value)
+{
+    GAS_GS_GATED("gas_wait_until_i32", api_wait_until_i32(ivar, cmp, value));
+}
+
+static gas_status_t api_wait_until_u32(const uint32_t *ivar, gas_cmp_t cmp, uint32_t value)
 {
     struct wait_arg w = {ivar, 4, 0, cmp, value, -1};
     return wait_until("gas_wait_until_u32", &w);
 }
 
-GAS_EXPORT gas_status_t gas_wait_until_i64(const int64_t *ivar, gas_cmp_t cmp, int64_t value)
+GAS_EXPORT gas_status_t gas_wait_until_u32(const uint32_t *ivar, gas_cmp_t cmp, uint32_t value)
+{
+    GAS_GS_GATED("gas_wait_until_u32", api_wait_until_u32(ivar, cmp, value));
+}
+
+static gas_status_t api_wait_until_i64(const int64_t *ivar, gas_cmp_t cmp, int64_t value)
 {
     struct wait_arg w = {ivar, 8, 1, cmp, (uint64_t)value, -1};
     return wait_until("gas_wait_until_i64", &w);
 }
 
-GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, uint64_t value)
+GAS_EXPORT gas_status_t gas_wait_until_i64(const int64_t *ivar, gas_cmp_t cmp, int64_t value)
+{
+    GAS_GS_GATED("gas_wait_until_i64", api_wait_until_i64(ivar, cmp, value));
+}
+
+static gas_status_t api_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, uint64_t value)
 {
     struct wait_arg w = {ivar, 8, 0, cmp, value, -1};
     return wait_until("gas_wait_until_u64", &w);
+}
+
+GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, uint64_t value)
+{
+    GAS_GS_GATED("gas_wait_until_u64", api_wait_until_u64(ivar, cmp, value));
 }

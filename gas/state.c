@@ -84,6 +84,22 @@ void gas_gs_stop(void)
     gas_ptr_split_.local_base = NULL;
 }
 
+__attribute__((noinline, cold)) gas_status_t gas_gs_refused(const char *call)
+{
+    switch (gas_rt_gate_refusal()) {
+    case GAS_RT_GATE_OTHER_THREAD:
+        return gas_rt_error(GAS_ERR_NOT_INIT, call,
+                            "libgas is %s: gas_finalize was called by another thread of this "
+                            "rank; nothing was done",
+                            gas_gs_phase() == GAS_GS_UP ? "being finalised" : "finalised");
+    case GAS_RT_GATE_THIS_THREAD:
+        return gas_rt_error(GAS_ERR_NOT_INIT, call, "libgas is %s", gas_gs_phase_why());
+    case GAS_RT_GATE_NOMEM:
+        break;
+    }
+    return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for this thread's record of libgas calls");
+}
+
 GAS_EXPORT int gas_initialized(void)
 {
     return gas_gs_phase() == GAS_GS_UP;

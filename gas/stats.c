@@ -1,7 +1,7 @@
 /* stats.c - per-peer counters of the paths (gas_peer_stats). */
 #include "internal.h"
 
-GAS_EXPORT gas_status_t gas_peer_stats(int rank, gas_peer_stats_t *stats_p)
+static gas_status_t api_peer_stats(int rank, gas_peer_stats_t *stats_p)
 {
     gas_status_t st = gas_gs_check("gas_peer_stats");
     if (st != GAS_OK)
@@ -16,4 +16,9 @@ GAS_EXPORT gas_status_t gas_peer_stats(int rank, gas_peer_stats_t *stats_p)
         return st;
     *stats_p = s;
     return GAS_OK;
+}
+
+GAS_EXPORT gas_status_t gas_peer_stats(int rank, gas_peer_stats_t *stats_p)
+{
+    GAS_GS_GATED("gas_peer_stats", api_peer_stats(rank, stats_p));
 }

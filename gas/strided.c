@@ -70,16 +70,28 @@ static gas_status_t strided_call(const char *call, int dir, gas_ptr_t gp, char *
     return st;
 }
 
-GAS_EXPORT gas_status_t gas_iput(gas_ptr_t dst, const void *src, size_t dst_stride,
-                                 size_t src_stride, size_t elem_size, size_t nelems)
+static gas_status_t api_iput(gas_ptr_t dst, const void *src, size_t dst_stride,
+                             size_t src_stride, size_t elem_size, size_t nelems)
 {
     return strided_call("gas_iput", STRIDE_PUT, dst, (char *)src, dst_stride, src_stride,
                         elem_size, nelems);
 }
 
-GAS_EXPORT gas_status_t gas_iget(void *dst, gas_ptr_t src, size_t dst_stride, size_t src_stride,
-                                 size_t elem_size, size_t nelems)
+GAS_EXPORT gas_status_t gas_iput(gas_ptr_t dst, const void *src, size_t dst_stride,
+                                 size_t src_stride, size_t elem_size, size_t nelems)
+{
+    GAS_GS_GATED("gas_iput", api_iput(dst, src, dst_stride, src_stride, elem_size, nelems));
+}
+
+static gas_status_t api_iget(void *dst, gas_ptr_t src, size_t dst_stride, size_t src_stride,
+                             size_t elem_size, size_t nelems)
 {
     return strided_call("gas_iget", STRIDE_GET, src, dst, src_stride, dst_stride, elem_size,
                         nelems);
+}
+
+GAS_EXPORT gas_status_t gas_iget(void *dst, gas_ptr_t src, size_t dst_stride, size_t src_stride,
+                                 size_t elem_size, size_t nelems)
+{
+    GAS_GS_GATED("gas_iget", api_iget(dst, src, dst_stride, src_stride, elem_size, nelems));
 }

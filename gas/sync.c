@@ -38,11 +38,16 @@ static struct barrier_area *local_area(void)
     return (struct barrier_area *)(void *)(gas_gs.seg.base + BARRIER_OFF);
 }
 
-GAS_EXPORT gas_status_t gas_fence(void)
+static gas_status_t api_fence(void)
 {
     gas_rt_tick();
     gas_status_t st = gas_gs_check("gas_fence");
     return st != GAS_OK ? st : gas_tl_fence_all();
+}
+
+GAS_EXPORT gas_status_t gas_fence(void)
+{
+    GAS_GS_GATED("gas_fence", api_fence());
 }
 
 /* The earlier operation's failure that a synchronising call's quiet found
@@ -82,7 +87,7 @@ gas_status_t gas_gs_sync_report(const char *call, const char *done, gas_status_t
                         "(reported here; %s)", rep.msg, done);
 }
 
-GAS_EXPORT gas_status_t gas_quiet(void)
+static gas_status_t api_quiet(void)
 {
     gas_rt_tick();
     gas_status_t st = gas_gs_check("gas_quiet");
@@ -92,6 +97,11 @@ GAS_EXPORT gas_status_t gas_quiet(void)
     st = gas_gs_sync_quiet("gas_quiet");
     gas_rt_call_end(began);
     return gas_gs_sync_report("gas_quiet", "every operation issued before is complete", st);
+}
+
+GAS_EXPORT gas_status_t gas_quiet(void)
+{
+    GAS_GS_GATED("gas_quiet", api_quiet());
 }
 
 /* A world call's barrier against members in collectives (gas_co_world_check). */
@@ -412,7 +422,12 @@ gas_status_t gas_gs_barrier(const char *call, enum gas_gs_call_kind kind)
                              gas_gs_sync_report(call, "the barrier completed", st));
 }
 
-GAS_EXPORT gas_status_t gas_barrier(void)
+static gas_status_t api_barrier(void)
 {
     return gas_gs_barrier("gas_barrier", GAS_GS_CALL_BARRIER);
+}
+
+GAS_EXPORT gas_status_t gas_barrier(void)
+{
+    GAS_GS_GATED("gas_barrier", api_barrier());
 }

@@ -70,6 +70,20 @@
  * GAS_ERR_NOT_INIT and does nothing (once gas_finalize has begun to release
  * the memory, or has returned).  Threads that used them may exit at any time,
  * before or after gas_finalize.
+ * The same holds for every other call that another thread of the rank makes
+ * while one thread runs gas_finalize (RMA, atomics, signals, gas_fence,
+ * gas_quiet, gas_wait/gas_test, gas_wait_until, gas_peer_stats,
+ * gas_ptr_add, gas_layout ...): it completes as usual, or returns
+ * GAS_ERR_NOT_INIT saying "gas_finalize was called by another thread of
+ * this rank" (gas_ptr_local returns NULL, gas_team_rank -1, gas_team_size
+ * 0), and never touches released memory.  A thread blocked in a libgas
+ * wait (gas_wait_until, a blocking get or atomic, gas_wait, gas_quiet) when
+ * gas_finalize has passed its barrier is woken and returns GAS_ERR_NOT_INIT
+ * (a call that stops so may have done part of its work, like one that
+ * times out); gas_finalize waits for every such call to return before it
+ * releases anything.  With GAS_ERRORS=abort that GAS_ERR_NOT_INIT ends the
+ * job like any error: a program whose threads may be in libgas calls at
+ * gas_finalize sets GAS_ERRORS=return, or stops them first.
  *
  * Memory: each rank's segment is a reservation of address space that is
  * backed page by page when first touched, so it can be far larger than the
@@ -181,6 +195,11 @@ GAS_EXPORT gas_status_t gas_init(void);
  * Leave the job.  Collective: implies gas_barrier(); afterwards every call
  * other than gas_init (GAS_ERR_INVALID, above) and
  * gas_strerror/gas_last_error/gas_initialized returns GAS_ERR_NOT_INIT.
+ * Other threads of the rank may be inside libgas calls meanwhile: once its
+ * barrier has completed, gas_finalize refuses new calls (GAS_ERR_NOT_INIT),
+ * wakes the threads blocked in libgas waits (their calls return
+ * GAS_ERR_NOT_INIT), and waits for every call under way to return before it
+ * unmaps or releases anything ("Threads" at the top).
  * When that barrier times out (GAS_TIMEOUT: ranks late or gone), it returns
  * GAS_ERR_TIMEOUT and the rank stays initialised: calling gas_finalize again
  * resumes the same barrier, as gas_barrier does.  An earlier operation's

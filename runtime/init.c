@@ -15,6 +15,7 @@
 #include "config.h"
 #include "error.h"
 #include "gas/internal.h"
+#include "gate.h"
 #include "log.h"
 #include "node.h"
 #include "transport/transport.h"
@@ -66,6 +67,7 @@ GAS_EXPORT gas_status_t gas_init(void)
         return st;
     gas_rt_log_rank_ = boot->rank;
     gas_rt_abort_hook = abort_through_launcher;
+    gas_rt_gate_setup();
 
     /* The segment: limits and placement first, so that every error comes before any mapping. */
     struct gas_al_segment seg = {.fd = -1};
@@ -192,6 +194,10 @@ GAS_EXPORT gas_status_t gas_finalize(void)
         st = gas_co_check_ends("gas_finalize");
     if (gas_rt_config_size(GAS_CFG_STATS))
         gas_tl_stats_print();
+    /* Other threads' calls: those under way complete or fail with
+     * GAS_ERR_NOT_INIT (their waits are woken) before anything is released,
+     * and later ones are refused (gate.h). */
+    gas_rt_gate_close();
     struct gas_al_segment seg = gas_gs.seg;
     gas_al_arenas_stop();
     gas_tl_fini();

@@ -2,6 +2,7 @@
 #include "wait.h"
 #include "clock.h"
 #include "error.h"
+#include "gate.h"
 #include "log.h"
 
 #include <errno.h>
@@ -31,6 +32,7 @@ static uint64_t sleep_slice_ns = SLEEP_SLICE_NS;
 static _Atomic(gas_rt_sleep_fn) sleeper; /* NULL: the doorbell */
 static void (*_Atomic sleeper_done)(void);
 static _Atomic(gas_rt_nudge_fn) nudger;  /* sends wake-up datagrams (udp), or NULL */
+static void (*_Atomic waker)(void);      /* wakes a waiter asleep in a transport (udp) */
 
 const char gas_rt_watch_segment_tag;
 
@@ -104,6 +106,19 @@ void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn, void (*done)(void))
     atomic_store(&sleeper_done, done);
 }
 
+
+void gas_rt_wait_set_waker(void (*wake)(void))
+{
+    atomic_store(&waker, wake);
+}
+
+void gas_rt_wait_wake_all(void)
+{
+    gas_rt_doorbell_wake(own_bell);
+    void (*wake)(void) = atomic_load(&waker);
+    if (wake)
+        wake();
+}
 
 void gas_rt_doorbell_set_nudge(gas_rt_doorbell_t *db, uint32_t ip, uint16_t port)
 {
@@ -322,13 +337,35 @@ static gas_status_t wait_slow(gas_rt_cond_fn cond, void *arg, const void *watch,
     }
 }
 
+/* A wait's condition, which also holds once gas_finalize has closed the gate
+ * on the call this thread is in (gate.h): every spin and sleeper looks at it. */
+struct gated {
+    gas_rt_cond_fn cond;
+    void *arg;
+    int refused;
+};
+
+static int gated_cond(void *a)
+{
+    struct gated *g = a;
+    if (g->cond(g->arg))
+        return 1;
+    g->refused = gas_rt_gate_refuses();
+    return g->refused;
+}
+
 gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
                          const char *what)
 {
     if (cond(arg))
         return GAS_OK;
     int asked = 0;
-    gas_status_t st = wait_slow(cond, arg, watch, call, what, &asked);
+    struct gated g = {cond, arg, 0};
+    gas_status_t st = wait_slow(gated_cond, &g, watch, call, what, &asked);
+    if (st == GAS_OK && g.refused)   /* raised inside the call: gas_finalize waits for it */
+        st = gas_rt_error(GAS_ERR_NOT_INIT, call,
+                          "gas_finalize was called by another thread of this rank while this "
+                          "call waited for %s; nothing more was done", what);
     void (*done)(void) = atomic_load_explicit(&sleeper_done, memory_order_relaxed);
     if (asked && done)
         done();

@@ -112,9 +112,11 @@ typedef int (*gas_rt_cond_fn)(void *arg);
  * writes to it wake the sleeper), GAS_RT_WATCH_SEGMENT for several segment
  * words, or NULL for memory outside the segment (woken by any write too).  `call`
  * and `what` name the operation for stall warnings and timeout errors (e.g.
- * "gas_barrier", "round 2 signal from rank 3").  Returns GAS_OK or
+ * "gas_barrier", "round 2 signal from rank 3").  Returns GAS_OK,
  * GAS_ERR_TIMEOUT (after GAS_TIMEOUT, counted from the start of the call's
- * first wait inside a gas_rt_call_begin bracket; raised through gas_rt_error).
+ * first wait inside a gas_rt_call_begin bracket; raised through gas_rt_error),
+ * or GAS_ERR_NOT_INIT (raised) when the thread waits inside an API call and
+ * gas_finalize closes the gate meanwhile (gate.h: it is woken for that).
  */
 gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
                          const char *what);
@@ -156,6 +158,19 @@ typedef int (*gas_rt_sleep_fn)(gas_rt_cond_fn cond, void *arg, const void *watch
  * GAS_ERRORS=abort): udp's poll mode hands the socket on then.
  */
 void gas_rt_wait_set_sleeper(gas_rt_sleep_fn fn, void (*done)(void));
+
+/*
+ * A function that wakes every waiter asleep in a transport (udp: the one in
+ * its socket), for gas_rt_wait_wake_all; NULL removes it.
+ */
+void gas_rt_wait_set_waker(void (*wake)(void));
+
+/*
+ * Wake every thread of this rank that sleeps in a wait (the doorbell's
+ * sleepers and the transport's, through the waker), so that each looks at
+ * its condition again: gas_finalize's gate close (gate.h) uses it.
+ */
+void gas_rt_wait_wake_all(void);
 
 /*
  * For a sleeper: sleep on this rank's doorbell as a wait does (watch as

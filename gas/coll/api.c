@@ -149,16 +149,26 @@ static gas_status_t barrier(const char *name, gas_team_t team, int nb, gas_handl
 
 /* On the world team this is gas_barrier (gas.h): the same world barrier, which
  * either call on the other ranks meets; elsewhere a team collective. */
-GAS_EXPORT gas_status_t gas_team_barrier(gas_team_t team)
+static gas_status_t api_team_barrier(gas_team_t team)
 {
     if (team != GAS_TEAM_NULL && team == gas_team_world_)
         return gas_gs_barrier("gas_team_barrier", GAS_GS_CALL_TEAM_BARRIER);
     return barrier("gas_team_barrier", team, 0, NULL);
 }
 
-GAS_EXPORT gas_status_t gas_team_barrier_nb(gas_team_t team, gas_handle_t *handle_p)
+GAS_EXPORT gas_status_t gas_team_barrier(gas_team_t team)
+{
+    GAS_GS_GATED("gas_team_barrier", api_team_barrier(team));
+}
+
+static gas_status_t api_team_barrier_nb(gas_team_t team, gas_handle_t *handle_p)
 {
     return barrier("gas_team_barrier_nb", team, 1, handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_team_barrier_nb(gas_team_t team, gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_team_barrier_nb", api_team_barrier_nb(team, handle_p));
 }
 
 static gas_status_t broadcast_in(const char *name, gas_team_t team, void *buf, size_t count,
@@ -189,16 +199,28 @@ static gas_status_t broadcast(const char *name, gas_team_t team, void *buf, size
                                                                nb, handle_p));
 }
 
+static gas_status_t api_broadcast(gas_team_t team, void *buf, size_t count, gas_dtype_t type,
+                                  int root)
+{
+    return broadcast("gas_broadcast", team, buf, count, type, root, 0, NULL);
+}
+
 GAS_EXPORT gas_status_t gas_broadcast(gas_team_t team, void *buf, size_t count, gas_dtype_t type,
                                       int root)
 {
-    return broadcast("gas_broadcast", team, buf, count, type, root, 0, NULL);
+    GAS_GS_GATED("gas_broadcast", api_broadcast(team, buf, count, type, root));
+}
+
+static gas_status_t api_broadcast_nb(gas_team_t team, void *buf, size_t count,
+                                     gas_dtype_t type, int root, gas_handle_t *handle_p)
+{
+    return broadcast("gas_broadcast_nb", team, buf, count, type, root, 1, handle_p);
 }
 
 GAS_EXPORT gas_status_t gas_broadcast_nb(gas_team_t team, void *buf, size_t count,
                                          gas_dtype_t type, int root, gas_handle_t *handle_p)
 {
-    return broadcast("gas_broadcast_nb", team, buf, count, type, root, 1, handle_p);
+    GAS_GS_GATED("gas_broadcast_nb", api_broadcast_nb(team, buf, count, type, root, handle_p));
 }
 
 static gas_status_t reduction_in(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
@@ -240,26 +262,45 @@ static gas_status_t reduction(const char *name, gas_coll_t coll, gas_team_t team
                                                                type, op, root, nb, handle_p));
 }
 
+static gas_status_t api_reduce(gas_team_t team, void *dst, const void *src, size_t count,
+                               gas_dtype_t type, gas_redop_t op, int root)
+{
+    return reduction("gas_reduce", GAS_COLL_REDUCE, team, dst, src, count, type, op, root, 0,
+                     NULL);
+}
+
 GAS_EXPORT gas_status_t gas_reduce(gas_team_t team, void *dst, const void *src, size_t count,
                                    gas_dtype_t type, gas_redop_t op, int root)
 {
-    return reduction("gas_reduce", GAS_COLL_REDUCE, team, dst, src, count, type, op, root, 0,
+    GAS_GS_GATED("gas_reduce", api_reduce(team, dst, src, count, type, op, root));
+}
+
+static gas_status_t api_allreduce(gas_team_t team, void *dst, const void *src, size_t count,
+                                  gas_dtype_t type, gas_redop_t op)
+{
+    return reduction("gas_allreduce", GAS_COLL_ALLREDUCE, team, dst, src, count, type, op, -1, 0,
                      NULL);
 }
 
 GAS_EXPORT gas_status_t gas_allreduce(gas_team_t team, void *dst, const void *src, size_t count,
                                       gas_dtype_t type, gas_redop_t op)
 {
-    return reduction("gas_allreduce", GAS_COLL_ALLREDUCE, team, dst, src, count, type, op, -1, 0,
-                     NULL);
+    GAS_GS_GATED("gas_allreduce", api_allreduce(team, dst, src, count, type, op));
+}
+
+static gas_status_t api_allreduce_nb(gas_team_t team, void *dst, const void *src,
+                                     size_t count, gas_dtype_t type, gas_redop_t op,
+                                     gas_handle_t *handle_p)
+{
+    return reduction("gas_allreduce_nb", GAS_COLL_ALLREDUCE, team, dst, src, count, type, op, -1,
+                     1, handle_p);
 }
 
 GAS_EXPORT gas_status_t gas_allreduce_nb(gas_team_t team, void *dst, const void *src,
                                          size_t count, gas_dtype_t type, gas_redop_t op,
                                          gas_handle_t *handle_p)
 {
-    return reduction("gas_allreduce_nb", GAS_COLL_ALLREDUCE, team, dst, src, count, type, op, -1,
-                     1, handle_p);
+    GAS_GS_GATED("gas_allreduce_nb", api_allreduce_nb(team, dst, src, count, type, op, handle_p));
 }
 
 static gas_status_t reduce_scatter_in(gas_team_t team, void *dst, const void *src,
@@ -280,13 +321,19 @@ static gas_status_t reduce_scatter_in(gas_team_t team, void *dst, const void *sr
     return launch(&c, NULL);
 }
 
-GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const void *src,
-                                           size_t count, gas_dtype_t type, gas_redop_t op)
+static gas_status_t api_reduce_scatter(gas_team_t team, void *dst, const void *src,
+                                       size_t count, gas_dtype_t type, gas_redop_t op)
 {
     gas_status_t st = gas_co_call_enter("gas_reduce_scatter", team);
     return st != GAS_OK ? st
                         : gas_co_call_leave(team, reduce_scatter_in(team, dst, src, count, type,
                                                                     op));
+}
+
+GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const void *src,
+                                           size_t count, gas_dtype_t type, gas_redop_t op)
+{
+    GAS_GS_GATED("gas_reduce_scatter", api_reduce_scatter(team, dst, src, count, type, op));
 }
 
 /* allgather, gather (root >= 0), alltoall, scatter: blocks of count elements. */
@@ -346,28 +393,52 @@ static gas_status_t blocked(const char *name, gas_coll_t coll, gas_team_t team, 
                                                              type, rooted, root));
 }
 
+static gas_status_t api_allgather(gas_team_t team, void *dst, const void *src, size_t count,
+                                  gas_dtype_t type)
+{
+    return blocked("gas_allgather", GAS_COLL_ALLGATHER, team, dst, src, count, type, 0, 0);
+}
+
 GAS_EXPORT gas_status_t gas_allgather(gas_team_t team, void *dst, const void *src, size_t count,
                                       gas_dtype_t type)
 {
-    return blocked("gas_allgather", GAS_COLL_ALLGATHER, team, dst, src, count, type, 0, 0);
+    GAS_GS_GATED("gas_allgather", api_allgather(team, dst, src, count, type));
+}
+
+static gas_status_t api_alltoall(gas_team_t team, void *dst, const void *src, size_t count,
+                                 gas_dtype_t type)
+{
+    return blocked("gas_alltoall", GAS_COLL_ALLTOALL, team, dst, src, count, type, 0, 0);
 }
 
 GAS_EXPORT gas_status_t gas_alltoall(gas_team_t team, void *dst, const void *src, size_t count,
                                      gas_dtype_t type)
 {
-    return blocked("gas_alltoall", GAS_COLL_ALLTOALL, team, dst, src, count, type, 0, 0);
+    GAS_GS_GATED("gas_alltoall", api_alltoall(team, dst, src, count, type));
+}
+
+static gas_status_t api_gather(gas_team_t team, void *dst, const void *src, size_t count,
+                               gas_dtype_t type, int root)
+{
+    return blocked("gas_gather", GAS_COLL_GATHER, team, dst, src, count, type, 1, root);
 }
 
 GAS_EXPORT gas_status_t gas_gather(gas_team_t team, void *dst, const void *src, size_t count,
                                    gas_dtype_t type, int root)
 {
-    return blocked("gas_gather", GAS_COLL_GATHER, team, dst, src, count, type, 1, root);
+    GAS_GS_GATED("gas_gather", api_gather(team, dst, src, count, type, root));
+}
+
+static gas_status_t api_scatter(gas_team_t team, void *dst, const void *src, size_t count,
+                                gas_dtype_t type, int root)
+{
+    return blocked("gas_scatter", GAS_COLL_SCATTER, team, dst, src, count, type, 1, root);
 }
 
 GAS_EXPORT gas_status_t gas_scatter(gas_team_t team, void *dst, const void *src, size_t count,
                                     gas_dtype_t type, int root)
 {
-    return blocked("gas_scatter", GAS_COLL_SCATTER, team, dst, src, count, type, 1, root);
+    GAS_GS_GATED("gas_scatter", api_scatter(team, dst, src, count, type, root));
 }
 
 /* Sum of counts[i] * es and packed displacements when displs is NULL. */
@@ -441,14 +512,21 @@ static gas_status_t allgatherv_in(gas_team_t team, void *dst, const void *src,
     return gas_co_run(s);
 }
 
-GAS_EXPORT gas_status_t gas_allgatherv(gas_team_t team, void *dst, const void *src,
-                                       const size_t *counts, const size_t *displs,
-                                       gas_dtype_t type)
+static gas_status_t api_allgatherv(gas_team_t team, void *dst, const void *src,
+                                   const size_t *counts, const size_t *displs,
+                                   gas_dtype_t type)
 {
     gas_status_t st = gas_co_call_enter("gas_allgatherv", team);
     return st != GAS_OK ? st
                         : gas_co_call_leave(team, allgatherv_in(team, dst, src, counts, displs,
                                                                 type));
+}
+
+GAS_EXPORT gas_status_t gas_allgatherv(gas_team_t team, void *dst, const void *src,
+                                       const size_t *counts, const size_t *displs,
+                                       gas_dtype_t type)
+{
+    GAS_GS_GATED("gas_allgatherv", api_allgatherv(team, dst, src, counts, displs, type));
 }
 
 static gas_status_t alltoallv_in(gas_team_t team, void *dst, const size_t *dst_counts,
@@ -486,16 +564,25 @@ static gas_status_t alltoallv_in(gas_team_t team, void *dst, const size_t *dst_c
     return gas_co_run(s);
 }
 
-GAS_EXPORT gas_status_t gas_alltoallv(gas_team_t team, void *dst, const size_t *dst_counts,
-                                      const size_t *dst_displs, const void *src,
-                                      const size_t *src_counts, const size_t *src_displs,
-                                      gas_dtype_t type)
+static gas_status_t api_alltoallv(gas_team_t team, void *dst, const size_t *dst_counts,
+                                  const size_t *dst_displs, const void *src,
+                                  const size_t *src_counts, const size_t *src_displs,
+                                  gas_dtype_t type)
 {
     gas_status_t st = gas_co_call_enter("gas_alltoallv", team);
     return st != GAS_OK ? st
                         : gas_co_call_leave(team, alltoallv_in(team, dst, dst_counts, dst_displs,
                                                                src, src_counts, src_displs,
                                                                type));
+}
+
+GAS_EXPORT gas_status_t gas_alltoallv(gas_team_t team, void *dst, const size_t *dst_counts,
+                                      const size_t *dst_displs, const void *src,
+                                      const size_t *src_counts, const size_t *src_displs,
+                                      gas_dtype_t type)
+{
+    GAS_GS_GATED("gas_alltoallv",
+                 api_alltoallv(team, dst, dst_counts, dst_displs, src, src_counts, src_displs, type));
 }
 
 /* For team creation: an allgather of `bytes` bytes per rank. */

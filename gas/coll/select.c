@@ -162,6 +162,7 @@ static int alg_index(int c, const char *name, size_t len)
     return -1;
 }
 
+/* Not behind the API gate: it writes only this file's table, which gas_finalize does not release. */
 GAS_EXPORT gas_status_t gas_coll_set_algorithm(gas_coll_t coll, const char *algorithm)
 {
     const char *call = "gas_coll_set_algorithm";
@@ -557,8 +558,8 @@ gas_status_t gas_co_build_sub(struct gas_co_sched *s, gas_coll_t c, const struct
     return builders[c][alg](s, g, a);
 }
 
-GAS_EXPORT gas_status_t gas_coll_choice(gas_team_t team, gas_coll_t coll, size_t bytes,
-                                        const char **algorithm_p)
+static gas_status_t api_coll_choice(gas_team_t team, gas_coll_t coll, size_t bytes,
+                                    const char **algorithm_p)
 {
     const char *call = "gas_coll_choice";
     gas_status_t st = gas_co_team_check(call, team);
@@ -573,6 +574,12 @@ GAS_EXPORT gas_status_t gas_coll_choice(gas_team_t team, gas_coll_t coll, size_t
     *algorithm_p = gas_co_alg_name(coll, gas_co_select(coll, bytes, team->size, team->nnodes,
                                                        hier));
     return GAS_OK;
+}
+
+GAS_EXPORT gas_status_t gas_coll_choice(gas_team_t team, gas_coll_t coll, size_t bytes,
+                                        const char **algorithm_p)
+{
+    GAS_GS_GATED("gas_coll_choice", api_coll_choice(team, coll, bytes, algorithm_p));
 }
 
 gas_status_t gas_co_info(FILE *f)

@@ -598,21 +598,39 @@ static gas_status_t split(const char *call, gas_team_t parent, enum split_kind k
     return gas_co_call_leave(parent, st);
 }
 
+static gas_status_t api_team_split_strided(gas_team_t parent, int start, int stride,
+                                           int size, gas_team_t *team_p)
+{
+    return split("gas_team_split_strided", parent, SPLIT_STRIDED, start, stride, size, team_p);
+}
+
 GAS_EXPORT gas_status_t gas_team_split_strided(gas_team_t parent, int start, int stride,
                                                int size, gas_team_t *team_p)
 {
-    return split("gas_team_split_strided", parent, SPLIT_STRIDED, start, stride, size, team_p);
+    GAS_GS_GATED("gas_team_split_strided",
+                 api_team_split_strided(parent, start, stride, size, team_p));
+}
+
+static gas_status_t api_team_split_color(gas_team_t parent, int color, int key,
+                                         gas_team_t *team_p)
+{
+    return split("gas_team_split_color", parent, SPLIT_COLOR, color, key, 0, team_p);
 }
 
 GAS_EXPORT gas_status_t gas_team_split_color(gas_team_t parent, int color, int key,
                                              gas_team_t *team_p)
 {
-    return split("gas_team_split_color", parent, SPLIT_COLOR, color, key, 0, team_p);
+    GAS_GS_GATED("gas_team_split_color", api_team_split_color(parent, color, key, team_p));
+}
+
+static gas_status_t api_team_split_node(gas_team_t parent, gas_team_t *team_p)
+{
+    return split("gas_team_split_node", parent, SPLIT_NODE, 0, 0, 0, team_p);
 }
 
 GAS_EXPORT gas_status_t gas_team_split_node(gas_team_t parent, gas_team_t *team_p)
 {
-    return split("gas_team_split_node", parent, SPLIT_NODE, 0, 0, 0, team_p);
+    GAS_GS_GATED("gas_team_split_node", api_team_split_node(parent, team_p));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -624,17 +642,28 @@ static int live(gas_team_t t)
     return gas_gs_phase() == GAS_GS_UP && gas_co_team_live(t);
 }
 
+/* gas_team_rank and gas_team_size read the team inside the API gate (internal.h). */
 GAS_EXPORT int gas_team_rank(gas_team_t team)
 {
-    return live(team) ? team->rank : -1;
+    struct gas_rt_gate_thr *g = gas_rt_gate_enter();
+    if (__builtin_expect(g == NULL, 0))
+        return -1;
+    int rank = live(team) ? team->rank : -1;
+    gas_rt_gate_leave(g);
+    return rank;
 }
 
 GAS_EXPORT int gas_team_size(gas_team_t team)
 {
-    return live(team) ? team->size : 0;
+    struct gas_rt_gate_thr *g = gas_rt_gate_enter();
+    if (__builtin_expect(g == NULL, 0))
+        return 0;
+    int size = live(team) ? team->size : 0;
+    gas_rt_gate_leave(g);
+    return size;
 }
 
-GAS_EXPORT gas_status_t gas_team_translate(gas_team_t from, int rank, gas_team_t to, int *rank_p)
+static gas_status_t api_team_translate(gas_team_t from, int rank, gas_team_t to, int *rank_p)
 {
     const char *call = "gas_team_translate";
     gas_status_t st = gas_co_team_check(call, from);
@@ -650,6 +679,11 @@ GAS_EXPORT gas_status_t gas_team_translate(gas_team_t from, int rank, gas_team_t
     int w = from->world[rank];
     *rank_p = to->inv ? to->inv[w] : w;
     return GAS_OK;
+}
+
+GAS_EXPORT gas_status_t gas_team_translate(gas_team_t from, int rank, gas_team_t to, int *rank_p)
+{
+    GAS_GS_GATED("gas_team_translate", api_team_translate(from, rank, to, rank_p));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -761,7 +795,7 @@ static gas_status_t destroy(gas_team_t team)
 }
 
 /* Its waits (the queue's drain, the quiets, the last barrier) within one GAS_TIMEOUT. */
-GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
+static gas_status_t api_team_destroy(gas_team_t team)
 {
     if (team == GAS_TEAM_NULL)
         return gas_gs_check("gas_team_destroy");
@@ -769,4 +803,9 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
     gas_status_t st = destroy(team);
     gas_rt_call_end(began);
     return st;
+}
+
+GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team)
+{
+    GAS_GS_GATED("gas_team_destroy", api_team_destroy(team));
 }

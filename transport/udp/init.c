@@ -122,6 +122,7 @@ static void release(void)
     struct gas_udp_state *g = &gas_udp_g;
     gas_udp_progress_stop();
     gas_rt_wait_set_sleeper(NULL, NULL);
+    gas_rt_wait_set_waker(NULL);
     gas_rt_doorbell_set_nudger(NULL);
     if (g->env.seg_base != NULL)
         gas_rt_doorbell_set_nudge(&gas_al_seg_hdr(g->env.seg_base)->doorbell, 0, 0);
@@ -237,6 +238,7 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
                               g->self.sin_port);
     gas_rt_doorbell_set_nudger(gas_udp_sock_nudge);
     gas_rt_wait_set_sleeper(gas_udp_sleep, gas_udp_wait_done);
+    gas_rt_wait_set_waker(gas_udp_poke_waiter);   /* gas_finalize wakes the socket's sleeper */
     if (g->cfg.poll_mode)
         atomic_store(&gas_rt_tick_on, 1);   /* calls that do not wait drive progress too */
     g->ready = 1;
