@@ -402,6 +402,64 @@ static void va_limit_text(const struct gas_al_limits *l, char *buf, size_t cap)
     }
 }
 
+/*
+ * A size within cap (a multiple of page): pow2_floor(pref) when that is at
+ * least the minimum segment, else the largest multiple of page within cap
+ * (below the minimum only when cap is).
+ */
+static uint64_t fit_size(uint64_t pref, uint64_t cap, uint64_t page)
+{
+    uint64_t size = pow2_floor(pref < cap ? pref : cap) / page * page;
+    return size >= GAS_AL_SEG_MIN_BYTES ? size : cap / page * page;
+}
+
+/*
+ * The auto segment size: within half the address-space budget and (tmpfs)
+ * the tmpfs's share, each a power of two where that leaves at least the
+ * minimum, and within the pointer window.  Fails naming the limit that
+ * leaves less than the minimum: the address space (lim describes it) or
+ * GAS_SEGMENT_DIR, with what to change.
+ */
+static gas_status_t auto_size(const struct gas_al_limits *l, int local_ranks, uint64_t window,
+                              uint64_t page, const char *lim, uint64_t *size_p)
+{
+    char a[32], b[32];
+    uint64_t n = local_ranks > 0 ? (uint64_t)local_ranks : 1;
+    uint64_t budget = gas_al_va_budget(l);
+    uint64_t size = fit_size(budget / 2 / n, budget / n, page);
+    if (size < GAS_AL_SEG_MIN_BYTES) {
+        gas_rt_format_bytes(b, sizeof b, budget);
+        return gas_rt_error(GAS_ERR_NOMEM, "gas_init",
+                            "the %d ranks of this node cannot each map %d segments of at "
+                            "least %u bytes in the %s of address space left under %s; "
+                            "raise the limit or run fewer ranks per node",
+                            local_ranks, local_ranks, GAS_AL_SEG_MIN_BYTES, b, lim);
+    }
+    if (l->dir_kind == GAS_AL_DIR_TMPFS) {
+        uint64_t fs = fit_size(l->fs_size / n, l->fs_size / n, page);
+        if (fs < GAS_AL_SEG_MIN_BYTES) {
+            gas_rt_format_bytes(a, sizeof a, l->fs_size);
+            gas_rt_format_bytes(b, sizeof b, l->fs_size / n);
+            return gas_rt_error(GAS_ERR_NOMEM, "gas_init",
+                                "GAS_SEGMENT_SIZE=auto: GAS_SEGMENT_DIR=%s is a tmpfs of %s, "
+                                "%s for each of the %d ranks of this node, less than the "
+                                "smallest segment, %um (%u bytes); enlarge the tmpfs (mount -o "
+                                "remount,size=...), run fewer ranks per node, or set "
+                                "GAS_SEGMENT_SIZE (at least %um) to reserve more than the "
+                                "tmpfs holds (touching past it raises SIGBUS, GAS_PREFAULT=y "
+                                "makes allocations fail instead)",
+                                l->dir, a, b, local_ranks, GAS_AL_SEG_MIN_BYTES >> 20,
+                                GAS_AL_SEG_MIN_BYTES, GAS_AL_SEG_MIN_BYTES >> 20);
+        }
+        if (fs < size)
+            size = fs;
+    }
+    if (size > window)
+        size = window / page * page;
+    *size_p = size;
+    return GAS_OK;
+}
+
 gas_status_t gas_al_segment_size_plan(const struct gas_al_limits *l, uint64_t requested,
                                       int local_ranks, uint64_t window, uint64_t page, int warn,
                                       uint64_t *size_p)
@@ -433,7 +491,8 @@ gas_status_t gas_al_segment_size_plan(const struct gas_al_limits *l, uint64_t re
                                 l->dir, a, b, local_ranks, c);
         }
     }
-    uint64_t size;
+    uint64_t size = 0;
+    gas_status_t st;
     if (requested && requested < GAS_AL_SEG_MIN_BYTES) {
         /* Quote the value as the user wrote it, when it is the configured one. */
         const char *given = gas_rt_config_str(GAS_CFG_SEGMENT_SIZE);
@@ -482,21 +541,8 @@ gas_status_t gas_al_segment_size_plan(const struct gas_al_limits *l, uint64_t re
                          "(GAS_PREFAULT=y makes allocations fail cleanly instead)",
                          local_ranks, a, l->dir, b);
         }
-    } else {
-        size = pow2_floor(budget / 2 / n);
-        if (l->dir_kind == GAS_AL_DIR_TMPFS && pow2_floor(l->fs_size / n) < size)
-            size = pow2_floor(l->fs_size / n);
-        if (size > window)
-            size = window;
-        size = size / page * page;
-        if (size < GAS_AL_SEG_MIN_BYTES) {
-            gas_rt_format_bytes(b, sizeof b, budget);
-            return gas_rt_error(GAS_ERR_NOMEM, "gas_init",
-                                "the %d ranks of this node cannot each map %d segments of at "
-                                "least %u bytes in the %s of address space left under %s; "
-                                "raise the limit or run fewer ranks per node",
-                                local_ranks, local_ranks, GAS_AL_SEG_MIN_BYTES, b, lim);
-        }
+    } else if ((st = auto_size(l, local_ranks, window, page, lim, &size)) != GAS_OK) {
+        return st;
     }
     *size_p = size;
     return GAS_OK;

@@ -270,6 +270,19 @@ const char *gas_gs_call_name(enum gas_gs_call_kind kind);
 gas_status_t gas_gs_barrier(const char *call, enum gas_gs_call_kind kind);
 /* The world barriers this rank has entered, counting the one it is in (any thread). */
 uint64_t gas_gs_world_epoch(void);
+/*
+ * For the message of a world barrier wait that timed out (gas/barrier_late.c):
+ * into buf, the ranks that have not entered world barrier `epoch` (the word
+ * at word_off of each rank's segment holds the last one it entered), and
+ * those that did not answer within half a second (gets issued for `call`);
+ * "" when there is no memory to tell.  Call it only from a wait's explainer
+ * (runtime/wait.h), where waits do not wait: a get that would wait for room
+ * fails quietly and its rank counts as not answering (ranks already given up
+ * on are not asked; a get the transport cannot issue at all, out of memory,
+ * is still raised by the transport).
+ */
+void gas_gs_barrier_late(const char *call, uint64_t epoch, uint64_t word_off, char *buf,
+                         size_t cap);
 
 /*
  * Plan the layout of nelems x elem bytes over nranks ranks whose segments

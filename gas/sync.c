@@ -12,7 +12,9 @@
  * cannot be two barriers ahead of its receiver.  A barrier whose wait timed
  * out (GAS_TIMEOUT) is remembered, and the next barrier call on this rank
  * finishes that one instead of starting a new one, so a retry after a late
- * peer keeps every rank's counters in step.
+ * peer keeps every rank's counters in step.  Each rank also keeps the last
+ * barrier it entered in its scratch, so that a rank whose wait timed out can
+ * name the ranks not in the barrier yet (gas/barrier_late.c).
  */
 #include "internal.h"
 #include "runtime/log.h"
@@ -27,11 +29,14 @@
 struct barrier_area {
     uint64_t count[GAS_GS_BARRIER_ROUNDS];
     uint64_t vals[2][GAS_GS_BARRIER_ROUNDS][2]; /* [parity][round] = {min, max} */
+    uint64_t entered;   /* the last world barrier this rank entered: a rank whose wait
+                           timed out reads every rank's (gas_gs_barrier_late) */
 };
 
 _Static_assert(sizeof(struct barrier_area) <= GAS_AL_SCRATCH_BYTES, "barrier scratch too large");
 
 #define BARRIER_OFF GAS_AL_SCRATCH_OFFSET
+#define ENTERED_OFF (BARRIER_OFF + offsetof(struct barrier_area, entered))
 
 static struct barrier_area *local_area(void)
 {
@@ -122,6 +127,7 @@ struct round_wait {
     int lost;         /* the rank given up on that ended the wait, or -1 */
     uint64_t probe_at; /* when to probe `from` next (gas_tl_probe) */
     struct world_watch *ww;   /* a world call's barrier (gas_gs_barrier_call), else NULL */
+    const char *call;
 };
 
 /*
@@ -202,12 +208,21 @@ uint64_t gas_gs_world_epoch(void)
 
 /*
  * Barrier e counts as entered (gas_gs_world_epoch, which this rank's wait
- * notes carry) before its quiet, whose wait may write them; undone when it
- * fails before anything is sent.
+ * notes carry, and the word of its segment that peers whose wait timed out
+ * read) before its quiet, whose wait may write them; undone when it fails
+ * before anything is sent.
  */
 static void set_epoch(uint64_t e)
 {
     __atomic_store_n(&gas_gs.barrier_epoch, e, __ATOMIC_RELAXED);
+    __atomic_store_n(&local_area()->entered, e, __ATOMIC_RELEASE);
+}
+
+/* A round's wait timed out: the message names the ranks not in the barrier first. */
+static void explain_late(void *arg, char *buf, size_t cap)
+{
+    const struct round_wait *w = arg;
+    gas_gs_barrier_late(w->call, w->epoch, ENTERED_OFF, buf, cap);
 }
 
 static gas_status_t barrier_rounds(const char *call, uint64_t value, struct world_watch *ww,
@@ -249,11 +264,11 @@ static gas_status_t barrier_rounds(const char *call, uint64_t value, struct worl
         int to = (me + dist) % P, from = (me - dist % P + P) % P;
         if (!(resume && k == first_round) && (st = send_round(call, to, k, parity, mm)) != GAS_OK)
             return st;
-        struct round_wait w = {&area->count[k], e, from, -1, 0, ww};
+        struct round_wait w = {&area->count[k], e, from, -1, 0, ww, call};
         char what[96];
         snprintf(what, sizeof what, "round %d of barrier %llu (a signal from rank %d)", k,
                  (unsigned long long)e, from);
-        st = gas_rt_wait(round_arrived, &w, w.count, call, what);
+        st = gas_rt_wait_explained(round_arrived, &w, w.count, call, what, explain_late, &w);
         if (st == GAS_OK && ww && ww->st != GAS_OK)
             st = ww->st;
         if (st == GAS_OK && w.lost >= 0)

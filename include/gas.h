@@ -712,7 +712,13 @@ GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, 
  * fails it at once.
  * When it fails with GAS_ERR_TIMEOUT (GAS_TIMEOUT set, a peer late or gone),
  * calling gas_barrier() again resumes the same barrier rather than starting
- * a new one, so a program may retry once the late rank has arrived.
+ * a new one, so a program may retry once the late rank has arrived.  The
+ * message names first the ranks that have not entered this barrier ("rank 5
+ * has not entered world barrier 4"), read from every rank as it times out,
+ * and those that did not answer that question within half a second (dead,
+ * unreachable, or outside libgas calls with GAS_PROGRESS=poll), then the
+ * round it waited in and that round's partner.  So do the timeouts of the
+ * world barrier of gas_malloc, gas_malloc_dist, gas_free and gas_finalize.
  * It is the world barrier of sync.c, which gas_malloc/gas_free also use;
  * gas_team_barrier(GAS_TEAM_WORLD) is this call under another name: either
  * call on one rank meets either on the others (same ordering, same implied

@@ -279,6 +279,32 @@ void gas_rt_call_end(int began)
         call_open = 0;
 }
 
+/* The explainer of this thread's innermost wait (gas_rt_wait_explained), and
+ * whether one is running (waits inside it do not wait). */
+struct wait_explainer {
+    gas_rt_explain_fn fn;
+    void *arg;
+};
+static _Thread_local struct wait_explainer explainer;
+static _Thread_local int explaining;
+
+/* A wait's GAS_ERR_TIMEOUT, raised: its explainer's finding first, when it has one. */
+static gas_status_t timeout_error(const char *call, const char *what, uint64_t waited)
+{
+    char why[480] = "";
+    if (explainer.fn) {
+        explaining = 1;
+        explainer.fn(explainer.arg, why, sizeof why);
+        explaining = 0;
+    }
+    if (why[0])
+        return gas_rt_error(GAS_ERR_TIMEOUT, call, "%s (GAS_TIMEOUT: waited %.1f s for %s)", why,
+                            (double)waited / 1e9, what);
+    return gas_rt_error(GAS_ERR_TIMEOUT, call,
+                        "waited %.1f s for %s (GAS_TIMEOUT); the peer may be dead or stuck",
+                        (double)waited / 1e9, what);
+}
+
 /* gas_rt_wait past its first look; *asked set once the sleeper was asked. */
 static gas_status_t wait_slow(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
                               const char *what, int *asked)
@@ -305,9 +331,7 @@ static gas_status_t wait_slow(gas_rt_cond_fn cond, void *arg, const void *watch,
         uint64_t now = gas_rt_now_ns();
         uint64_t waited = now - start;
         if (wait_timeout_ns && waited >= wait_timeout_ns)
-            return gas_rt_error(GAS_ERR_TIMEOUT, call,
-                                "waited %.1f s for %s (GAS_TIMEOUT); the peer may be dead or stuck",
-                                (double)waited / 1e9, what);
+            return timeout_error(call, what, waited);
         if (!warned && stall_warn_after_ns && now - own >= stall_warn_after_ns) {
             gas_log_warn("wait", "%s has waited %.0f s for %s", call, (double)(now - own) / 1e9,
                          what);
@@ -354,14 +378,21 @@ static int gated_cond(void *a)
     return g->refused;
 }
 
-gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
-                         const char *what)
+gas_status_t gas_rt_wait_explained(gas_rt_cond_fn cond, void *arg, const void *watch,
+                                   const char *call, const char *what,
+                                   gas_rt_explain_fn explain, void *explain_arg)
 {
     if (cond(arg))
         return GAS_OK;
+    if (explaining)
+        return GAS_ERR_TIMEOUT;   /* inside an explainer: past the deadline, raise nothing */
     int asked = 0;
     struct gated g = {cond, arg, 0};
+    struct wait_explainer outer = explainer;
+    explainer.fn = explain;
+    explainer.arg = explain_arg;
     gas_status_t st = wait_slow(gated_cond, &g, watch, call, what, &asked);
+    explainer = outer;
     if (st == GAS_OK && g.refused)   /* raised inside the call: gas_finalize waits for it */
         st = gas_rt_error(GAS_ERR_NOT_INIT, call,
                           "gas_finalize was called by another thread of this rank while this "
@@ -370,4 +401,10 @@ gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, cons
     if (asked && done)
         done();
     return st;
+}
+
+gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
+                         const char *what)
+{
+    return gas_rt_wait_explained(cond, arg, watch, call, what, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 
 #include <gas.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct gas_rt_doorbell {
@@ -120,6 +121,23 @@ typedef int (*gas_rt_cond_fn)(void *arg);
  */
 gas_status_t gas_rt_wait(gas_rt_cond_fn cond, void *arg, const void *watch, const char *call,
                          const char *what);
+
+/*
+ * A wait's explainer: when the wait times out, it writes into buf (cap
+ * bytes, "" for nothing found) what keeps the wait from ending, which the
+ * timeout error then gives first ("rank 5 has not entered ...", then the
+ * wait's own `what`).  It runs on the waiting thread after the deadline:
+ * a wait inside it does not wait (past its first look at its condition it
+ * returns GAS_ERR_TIMEOUT without raising), so it must bound its own
+ * polling (gas_rt_progress) and raise nothing.
+ */
+typedef void (*gas_rt_explain_fn)(void *arg, char *buf, size_t cap);
+
+/* gas_rt_wait, whose timeout error is explained by explain(explain_arg) (waits
+ * nested in cond are not). */
+gas_status_t gas_rt_wait_explained(gas_rt_cond_fn cond, void *arg, const void *watch,
+                                   const char *call, const char *what,
+                                   gas_rt_explain_fn explain, void *explain_arg);
 
 /*
  * One deadline per API call.  A call that may wait more than once (a get

@@ -4,6 +4,8 @@
 # creates and removes:
 #  - /dev/shm too small for the node's ranks to start (GAS_SEGMENT_DIR=/dev/shm):
 #    gas_init says so, naming GAS_SEGMENT_DIR;
+#  - a 64 MiB /dev/shm: auto segments of 10 ranks take their 6.4 MiB shares;
+#    16 ranks (4 MiB shares, under the 6m minimum) fail naming GAS_SEGMENT_DIR;
 #  - /dev/shm exhausted later, GAS_PREFAULT=y: gas_malloc returns GAS_ERR_NOMEM
 #    on every rank, naming the tmpfs and its size;
 #  - GAS_PREFAULT=y: an array freed and allocated again takes no new memory
@@ -39,6 +41,26 @@ mount -t tmpfs -o size=1m gas-test /dev/shm || { echo "cannot mount a tmpfs here
 run env GAS_SEGMENT_DIR=/dev/shm GAS_LOG_LEVEL=warn "$GASRUN" -n 2 "$TOOL"
 expect 2 "too little to start the 2 ranks" "/dev/shm too small to start"
 grep -qF "GAS_SEGMENT_DIR=/dev/shm" "$out" || fail "the message does not name GAS_SEGMENT_DIR"
+
+# 64 MiB for 10 ranks: auto sizing gives each its 6.4 MiB share (the power of
+# two below it, 4 MiB, is under the 6m minimum); for 16 ranks (4 MiB each) gas_init
+# fails naming GAS_SEGMENT_DIR, its size, the ranks and the minimum, not the
+# address space; GAS_SEGMENT_SIZE=6m still starts 10 ranks.
+mount -o remount,size=64m /dev/shm
+run env GAS_SEGMENT_DIR=/dev/shm "$GASRUN" -n 10 "$TOOL" --stats
+expect 0 "mem_tool: OK" "auto segments for 10 ranks in a 64 MiB /dev/shm"
+fits=$(awk '/mem_tool: rank .* reserved/ { for (i = 1; i < NF; i++) if ($i == "reserved" &&
+       $(i + 1) >= 6291456 && $(i + 1) <= 67108864 / 10) n++ } END { print n + 0 }' "$out")
+[ "$fits" = 10 ] || fail "auto segments are not between 6m and a tenth of 64 MiB on every rank"
+run env GAS_SEGMENT_DIR=/dev/shm "$GASRUN" -n 16 "$TOOL"
+why="GAS_SEGMENT_DIR=/dev/shm is a tmpfs of 64.0 MiB, 4.0 MiB for each of the 16 ranks"
+why="$why of this node, less than the smallest segment, 6m"
+expect 2 "$why" "auto segments for 16 ranks in a 64 MiB /dev/shm"
+grep -qF "GAS_SEGMENT_SIZE (at least 6m)" "$out" ||
+    fail "the message does not say to set GAS_SEGMENT_SIZE"
+grep -qF "address space" "$out" && fail "the message blames the address space"
+run env GAS_SEGMENT_DIR=/dev/shm GAS_SEGMENT_SIZE=6m "$GASRUN" -n 10 "$TOOL"
+expect 0 "mem_tool: OK" "GAS_SEGMENT_SIZE=6m for 10 ranks in a 64 MiB /dev/shm"
 
 # Room to start, not for 2 x 64 MiB.  Auto sizing keeps the segments within
 # the tmpfs, so gas_malloc finds them too small and says what bounds them.

@@ -82,6 +82,11 @@ int main(void)
     plan(&l, 64 * GiB, 2, GAS_ERR_NOMEM);
     UCHECK(strstr(gas_last_error(), "RLIMIT_AS") && strstr(gas_last_error(), "GAS_SEGMENT_SIZE"),
            "rlimit message: %s", gas_last_error());
+    /* Half the share is under 6m, the share is not: auto takes the share, to the page. */
+    l.as_limit = l.vm_size + (56ull << 20);
+    s = plan(&l, 0, 4, GAS_OK);
+    UCHECK(s >= 6ull << 20 && s * 4 <= gas_al_va_budget(&l) && s % 4096 == 0,
+           "auto under a tight RLIMIT_AS: %llu", (unsigned long long)s);
     l.as_limit = 8ull << 20;
     plan(&l, 0, 4, GAS_ERR_NOMEM);              /* nothing sensible fits */
     UCHECK(strstr(gas_last_error(), "RLIMIT_AS") != NULL, "tiny rlimit message: %s", gas_last_error());
