@@ -223,6 +223,27 @@ gas_status_t gas_tl_quiet_sync(const char *call, gas_tl_report_t *rep)
     return GAS_OK;
 }
 
+gas_status_t gas_tl_take_stored(pthread_mutex_t *lock, int *status, const char *msg,
+                                const char *call, gas_tl_report_t *rep)
+{
+    char copy[sizeof rep->msg];
+    pthread_mutex_lock(lock);
+    gas_status_t err = (gas_status_t)*status;
+    int deferred = rep != NULL && GAS_STATUS_IS_USAGE(err);
+    if (err == GAS_OK || (deferred && rep->status != GAS_OK)) {
+        pthread_mutex_unlock(lock);
+        return GAS_OK;
+    }
+    snprintf(copy, sizeof copy, "%s", msg);
+    *status = GAS_OK;
+    pthread_mutex_unlock(lock);
+    if (!deferred)
+        return gas_rt_error(err, call, "%s", copy);
+    rep->status = err;
+    snprintf(rep->msg, sizeof rep->msg, "%s", copy);
+    return GAS_OK;
+}
+
 gas_status_t gas_tl_quiet_all(const char *call)
 {
     gas_tl_report_t rep = {.status = GAS_OK};

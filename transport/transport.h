@@ -32,6 +32,7 @@
 #define GAS_TL_TRANSPORT_H
 
 #include <gas.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -268,6 +269,15 @@ gas_status_t gas_tl_quiet_all(const char *call);
  * status GAS_OK); returns only the quiets' own failures, raised.
  */
 gas_status_t gas_tl_quiet_sync(const char *call, gas_tl_report_t *rep);
+/*
+ * A quiet's take of a failure a transport stored for it (an operation that
+ * had no completion of its own: *status and msg, under lock): a target's
+ * refusal (a usage status) goes into *rep when rep is given and empty, and
+ * stays stored while rep is full; any other failure is raised for call.
+ * What is taken is cleared.  GAS_OK unless a failure was raised.
+ */
+gas_status_t gas_tl_take_stored(pthread_mutex_t *lock, int *status, const char *msg, const char *call,
+                                gas_tl_report_t *rep);
 
 /*
  * Peers given up on: udp declares a peer dead when nothing is acknowledged

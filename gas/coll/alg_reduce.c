@@ -239,14 +239,23 @@ gas_status_t gas_co_allreduce_rabenseifner(struct gas_co_sched *s, const struct 
     return GAS_OK;
 }
 
+/* An allreduce's accumulator (*acc_p: dst, a copy of src) and the bounds of its
+ * n blocks, or NULL (s->status says why). */
+static size_t *vector_blocks(struct gas_co_sched *s, const struct gas_co_grp *g,
+                             const struct gas_co_args *a, char **acc_p)
+{
+    *acc_p = acc_from(s, a->dst, a->src, a->count * a->es);
+    size_t *b = block_bounds(s, g->n, a->count, a->es, 0);
+    return *acc_p != NULL ? b : NULL;
+}
+
 gas_status_t gas_co_allreduce_ring(struct gas_co_sched *s, const struct gas_co_grp *g,
                                    const struct gas_co_args *a)
 {
     int n = g->n, me = g->me;
-    size_t es = a->es, len = a->count * es;
-    char *acc = acc_from(s, a->dst, a->src, len);
-    size_t *b = block_bounds(s, n, a->count, es, 0);
-    if (acc == NULL || b == NULL)
+    char *acc;
+    size_t *b = vector_blocks(s, g, a, &acc);
+    if (b == NULL)
         return s->status;
     ring_rs(s, g, acc, b);
     /* now block me is complete here: ring allgather */
@@ -305,10 +314,9 @@ gas_status_t gas_co_allreduce_two_shot(struct gas_co_sched *s, const struct gas_
                                        const struct gas_co_args *a)
 {
     int n = g->n, me = g->me;
-    size_t es = a->es, len = a->count * es;
-    char *acc = acc_from(s, a->dst, a->src, len);
-    size_t *b = block_bounds(s, n, a->count, es, 0);
-    if (acc == NULL || b == NULL)
+    char *acc;
+    size_t *b = vector_blocks(s, g, a, &acc);
+    if (b == NULL)
         return s->status;
     if (n == 1)
         return GAS_OK;

@@ -364,28 +364,6 @@ void gas_rdma_switch_due(void)
 
 /* ---- ordering ---- */
 
-/* One failure kept for the quiet per peer (see udp's take_failures): a
- * refusal (a usage status) into *rep when given and empty, else raised. */
-static gas_status_t take_failure(gas_rdma_peer_t *p, const char *call, gas_tl_report_t *rep)
-{
-    char msg[sizeof p->err_msg];
-    pthread_mutex_lock(&p->lock);
-    gas_status_t err = (gas_status_t)p->err_status;
-    int deferred = rep != NULL && GAS_STATUS_IS_USAGE(err);
-    if (err == GAS_OK || (deferred && rep->status != GAS_OK)) {
-        pthread_mutex_unlock(&p->lock);
-        return GAS_OK;
-    }
-    snprintf(msg, sizeof msg, "%s", p->err_msg);
-    p->err_status = GAS_OK;
-    pthread_mutex_unlock(&p->lock);
-    if (!deferred)
-        return gas_rt_error(err, call, "%s", msg);
-    rep->status = err;
-    snprintf(rep->msg, sizeof rep->msg, "%s", msg);
-    return GAS_OK;
-}
-
 gas_status_t gas_rdma_quiet_all(int fin, const char *call, gas_tl_report_t *rep)
 {
     struct gas_rdma_state *g = &gas_rdma_g;
@@ -413,7 +391,7 @@ gas_status_t gas_rdma_quiet_all(int fin, const char *call, gas_tl_report_t *rep)
                 st = s;
         }
         if (st == GAS_OK)
-            st = take_failure(p, call, rep);
+            st = gas_tl_take_stored(&p->lock, &p->err_status, p->err_msg, call, rep);
     }
     return st;
 }

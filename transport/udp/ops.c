@@ -389,32 +389,15 @@ static int quiet_done(void *arg)
     return 1;
 }
 
-/*
- * Failures of operations that had no completion of their own, one per
- * quiet: a target's refusal (a usage status) goes into *rep when rep is
- * given (while it is empty; else it stays for the next quiet), any other
- * failure is raised.
- */
+/* Failures of operations that had no completion of their own (gas_tl_take_stored). */
 static gas_status_t take_failures(uint32_t n, const char *call, gas_tl_report_t *rep)
 {
     struct gas_udp_state *g = &gas_udp_g;
     for (uint32_t i = 0; i < n; i++) {
         struct gas_udp_chan *ch = g->active[i];
-        char msg[sizeof ch->err_msg];
-        pthread_mutex_lock(&ch->lock);
-        gas_status_t err = (gas_status_t)ch->err_status;
-        int deferred = rep != NULL && GAS_STATUS_IS_USAGE(err);
-        if (err == GAS_OK || (deferred && rep->status != GAS_OK)) {
-            pthread_mutex_unlock(&ch->lock);
-            continue;
-        }
-        snprintf(msg, sizeof msg, "%s", ch->err_msg);
-        ch->err_status = GAS_OK;
-        pthread_mutex_unlock(&ch->lock);
-        if (!deferred)
-            return gas_rt_error(err, call, "%s", msg);
-        rep->status = err;
-        snprintf(rep->msg, sizeof rep->msg, "%s", msg);
+        gas_status_t st = gas_tl_take_stored(&ch->lock, &ch->err_status, ch->err_msg, call, rep);
+        if (st != GAS_OK)
+            return st;
     }
     return GAS_OK;
 }
