@@ -73,6 +73,8 @@ GAS_CONFIG_ROW(TEST_NODE_SIZE, UINT, "0", NULL,
                "Testing only: collectives treat every N consecutive ranks as one node (0: the real nodes), so hierarchical algorithms run on one host.")
 GAS_CONFIG_ROW(TEST_COLL_PUMP_DELAY, TIME, "0", NULL,
                "Testing only: a thread that ends the last queued non-blocking collective of a team sleeps this long before it clears the queue's tail (0: never), which widens the window a start of a collective on another thread must not fall into.")
+GAS_CONFIG_ROW(TEST_COLL_NOTE_DELAY, TIME, "0", NULL,
+               "Testing only: a rank whose collective fails sleeps this long between putting its failure note to one member and to the next (0: never), so the members learn of the failure far apart, as they may when the rank is descheduled.")
 GAS_CONFIG_ROW(PROGRESS, ENUM, "thread", "thread|poll",
                "Who serves incoming udp requests: a progress thread per rank that sleeps in epoll when idle (thread), or only the rank's own library calls (poll; see docs/udp.md for the trade-offs).")
 GAS_CONFIG_ROW(STATS, BOOL, "n", NULL,

@@ -9,7 +9,8 @@
  *   [16P, 16P+256)   quiesce[32]: the counters of gas_team_destroy's barrier
  *   then             cts[dst]: where team rank dst wants my next message to it
  *   then             notes[2 src]: the call team rank src waits in (struct gas_co_note),
- *                    notes[2 src + 1]: the last of its calls that failed
+ *                    notes[2 src + 1]: the last of its calls that failed (its own
+ *                    failure, or one it failed by and passes on: see relay_arm)
  *   then             failnotes: how many failure notes were written here (each
  *                    writer adds 1 after its note, with put_signal)
  *   data_off ...     one mailbox of mbox_bytes per source rank, cut into
@@ -43,7 +44,9 @@
 #include "runtime/wait.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define STAGE_BYTES 512   /* payloads up to this size go in one put with the header */
 
@@ -185,11 +188,20 @@ static uint32_t note_check(const struct gas_co_note *n)
                  ((uint64_t)n->arghash << 32 | (uint32_t)n->status) * 0xc2b2ae3d27d4eb4full ^
                  ((uint64_t)n->span << 16 | n->refused) ^
                  ((uint64_t)n->world << 24 | (uint64_t)n->api << 16 | n->blocked) *
-                     0x94d049bb133111ebull;
+                     0x94d049bb133111ebull ^
+                 (uint64_t)n->relay << 40;
     v ^= v >> 29;
     v *= 0xbf58476d1ce4e5b9ull;
     v ^= v >> 32;
     return (uint32_t)v | 1u;
+}
+
+/* The team rank whose call note i of t's slot (n, read from it) is about: for a failure note
+ * that member i / 2 passes on, the member that wrote it first. */
+static int note_writer(gas_team_t t, int i, const struct gas_co_note *n)
+{
+    int origin = (int)n->relay - 1;
+    return i % 2 && n->relay && origin < t->size && origin != t->rank ? origin : i / 2;
 }
 
 /* Copy note i of t's slot (member i / 2's): 1 when it is whole and not this rank's own. */
@@ -220,6 +232,53 @@ static gas_status_t put_chunk(gas_tl_peer_t *peer, uint64_t off, const void *wha
             st = gas_tl_amo_rt(peer, &a, call);
     }
     return st;
+}
+
+static void put_note(gas_team_t t, int p, struct gas_co_note *n, const char *call);
+
+/*
+ * Pass the failure note this rank failed by (t->relay_note) to member d if
+ * d is still owed it.  Called before this rank sends d a chunk of a later
+ * call: d may not have the note yet (its writer puts it to the members one
+ * after another), and without it d, still in the failed call, would take
+ * this rank's chunk for a mismatch.  Only members this rank sends to get
+ * it, so a failure costs O(sends), not a note from every member to every
+ * member.
+ */
+static void relay_to(gas_team_t t, int d, const char *call)
+{
+    uint64_t bit = 1ull << (d % 64);
+    if (!(t->relay_owed[d / 64] & bit))
+        return;
+    t->relay_owed[d / 64] &= ~bit;
+    t->relay_pending--;
+    put_note(t, d, &t->relay_note, call);
+}
+
+/*
+ * Member p's failure note n failed this rank's call: keep it to pass on
+ * (relay_to), owed to every member but this rank and the note's first
+ * writer.  A later note of this rank's own replaces it (note_failed_all).
+ */
+static void relay_arm(gas_team_t t, int p, const struct gas_co_note *n)
+{
+    size_t words = ((size_t)t->size + 63) / 64;
+    if (t->relay_owed == NULL && (t->relay_owed = calloc(words, 8)) == NULL)
+        return;   /* (only a diagnosis: without it a member may report a mismatch instead) */
+    t->relay_note = *n;
+    if (n->relay == 0)
+        t->relay_note.relay = (uint32_t)p + 1;
+    int origin = (int)t->relay_note.relay - 1;
+    t->relay_pending = 0;
+    for (int q = 0; q < t->size; q++) {
+        uint64_t bit = 1ull << (q % 64);
+        if (q == t->rank || q == origin) {
+            t->relay_owed[q / 64] &= ~bit;
+        } else {
+            t->relay_owed[q / 64] |= bit;
+            t->relay_pending++;
+        }
+    }
 }
 
 int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
@@ -269,6 +328,8 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
     h.chunk_len = n;
     if (what == stage.b)
         memcpy(stage.b, &h, GAS_CO_HDR_BYTES);
+    if (st >= 0 && t->relay_pending)
+        relay_to(t, d, s->callname);   /* (ahead of the chunk: a peer's channel is in order) */
     if (st >= 0)
         st = put_chunk(peer, off, what, wlen, sig, s->callname);
     if (st < 0) {
@@ -485,13 +546,14 @@ gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
                                 "collective mismatch on a team of %d found at its end: rank %d "
                                 "made its %s, which failed there (%s), and this rank never made "
                                 "it; every member must call the same collectives in the same "
-                                "order", t->size, t->world[p], theirs,
+                                "order", t->size, t->world[note_writer(t, 2 * p + 1, &n)], theirs,
                                 gas_strerror((gas_status_t)n.status));
         return gas_rt_error(GAS_ERR_INVALID, call,
                             "rank %d's part of its %s on a team of %d failed (%s; that rank "
                             "reported the cause) while this rank's call completed, so this "
                             "rank's results of it may be wrong",
-                            t->world[p], theirs, t->size, gas_strerror((gas_status_t)n.status));
+                            t->world[note_writer(t, 2 * p + 1, &n)], theirs, t->size,
+                            gas_strerror((gas_status_t)n.status));
     }
     return GAS_OK;
 }
@@ -525,8 +587,17 @@ static void note_failed_all(gas_team_t t, struct gas_co_note *n, const char *cal
     if (l->check != 0 && n->seq == l->seq + 1 && n->status == l->status &&
         n->refused == l->refused && l->span < UINT16_MAX)
         n->span = (uint16_t)(l->span + 1);
-    for (int p = 0; p < t->size; p++)
+    t->relay_pending = 0;   /* this note replaces a relayed one in every member's slot */
+    for (int p = 0, put = 0; p < t->size; p++) {
+        if (p == t->rank)
+            continue;
+        if (put++ && gas_co_test_note_delay) {
+            struct timespec ts = {.tv_sec = (time_t)(gas_co_test_note_delay / 1000000000u),
+                                  .tv_nsec = (long)(gas_co_test_note_delay % 1000000000u)};
+            nanosleep(&ts, NULL);
+        }
         put_note(t, p, n, call);
+    }
     n->check = note_check(n);
     t->last_fail = *n;
 }
@@ -604,8 +675,9 @@ void gas_co_chan_revoke_cts(struct gas_co_sched *s)
     }
 }
 
-/* The error for s when member p's failure note n covers s's call. */
-static gas_status_t relayed_failure(const struct gas_co_sched *s, int p,
+/* The error for s when member p's failure note n covers s's call (passed on by member
+ * `via`, or via == p). */
+static gas_status_t relayed_failure(const struct gas_co_sched *s, int p, int via,
                                     const struct gas_co_note *n)
 {
     gas_team_t t = s->team;
@@ -641,11 +713,14 @@ static gas_status_t relayed_failure(const struct gas_co_sched *s, int p,
                      r, t->world[p]);
         snprintf(lost, sizeof lost, ": %s", what);
     }
+    char relay[64] = "";
+    if (via != p)
+        snprintf(relay, sizeof relay, "; rank %d passed its note on", t->world[via]);
     return gas_rt_error((gas_status_t)n->status, s->callname,
                         "rank %d %s collective #%u%s on a team of %d%s (%s%s; that rank's error "
-                        "says why), so this rank's part cannot complete",
+                        "says why%s), so this rank's part cannot complete",
                         t->world[p], did, s->call.seq, name, t->size, how,
-                        gas_strerror((gas_status_t)n->status), lost);
+                        gas_strerror((gas_status_t)n->status), lost, relay);
 }
 
 int gas_co_chan_check_notes(struct gas_co_sched *s)
@@ -671,6 +746,7 @@ int gas_co_chan_check_notes(struct gas_co_sched *s)
         }
         if (n.seq - s->call.seq > n.span)
             continue;   /* another call (an old note, or a later call) */
+        int from = note_writer(t, i, &n);
         struct gas_co_hdr h = {.seq = n.seq, .coll = n.coll, .alg = n.alg, .type = n.type,
                                .op = n.op, .arghash = n.arghash, .api = n.api};
         /* (a refused call's note has no algorithm or argument hash to compare,
@@ -679,11 +755,12 @@ int gas_co_chan_check_notes(struct gas_co_sched *s)
         gas_status_t st;
         if (why != NULL) {
             /* found here first hand: this rank's failure notes go out too */
-            st = mismatch_as(s, p, &h, n.status == GAS_OK ? "waits for this rank in"
-                                                          : "failed in", why);
+            st = mismatch_as(s, from, &h, n.status == GAS_OK ? "waits for this rank in"
+                                                             : "failed in", why);
         } else if (n.status < 0 && n.status >= GAS_ERR_INTERNAL) {
-            st = relayed_failure(s, p, &n);
-            s->failed_by_note = 1;   /* a relay: the failed rank told everyone */
+            st = relayed_failure(s, from, p, &n);
+            s->failed_by_note = 1;   /* a relay: the failed rank told everyone, */
+            relay_arm(t, p, &n);     /* and this rank tells those it sends to next */
         } else {
             continue;   /* the same call, waiting: no news */
         }

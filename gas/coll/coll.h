@@ -97,8 +97,11 @@ struct gas_co_note {
     uint16_t blocked;    /* wait: the writer's thread is blocked in the wait (not gas_test) */
     uint8_t api;         /* the writer's API call (enum gas_co_api), for messages */
     uint8_t pad;
+    uint32_t relay;      /* failed: 1 + the team rank whose failure note this one passes on
+                            (the writer failed by that note; its other fields are that
+                            note's), 0: the writer's own failure */
 };
-_Static_assert(sizeof(struct gas_co_note) == 32, "wait note size");
+_Static_assert(sizeof(struct gas_co_note) == 36, "note size");
 
 /*
  * A wait note's coll for gas_team_destroy (not a gas_coll_t): a member
@@ -191,6 +194,9 @@ struct gas_team {
     uint32_t nfailed;             /* whose late chunks later calls throw away (any: the team's
                                      end check says nothing) */
     struct gas_co_note last_fail; /* the last failure note this rank wrote (check 0: none) */
+    struct gas_co_note relay_note; /* the failure note this rank failed by, to pass on */
+    uint64_t *relay_owed;         /* bit per team rank: owed relay_note before its next chunk */
+    int relay_pending;            /* members still owed it (0: none) */
     struct gas_co_hdr left;       /* the first chunk thrown away of a call that ended here */
     int left_from;                /* without taking it, and its sender's world rank (-1:
                                      none): evidence for the team's end check */
@@ -220,6 +226,7 @@ struct gas_team {
 extern uint64_t gas_co_scratch;        /* GAS_COLL_SCRATCH */
 extern uint64_t gas_co_zcopy_min;      /* GAS_COLL_ZCOPY_MIN (0: never) */
 extern uint64_t gas_co_test_pump_delay; /* GAS_TEST_COLL_PUMP_DELAY, ns (0: none) */
+extern uint64_t gas_co_test_note_delay; /* GAS_TEST_COLL_NOTE_DELAY, ns (0: none) */
 
 /* The live teams of this rank (the finalize checks walk them; progress walks
  * only the pending list below).  Changed only by the thread making collective

@@ -35,7 +35,7 @@ static size_t live_cap;
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static gas_team_t *pending;
 static size_t npending;
-uint64_t gas_co_scratch, gas_co_zcopy_min, gas_co_test_pump_delay;
+uint64_t gas_co_scratch, gas_co_zcopy_min, gas_co_test_pump_delay, gas_co_test_note_delay;
 
 gas_status_t gas_co_team_check(const char *call, gas_team_t team)
 {
@@ -111,6 +111,7 @@ static void team_free(gas_team_t t)
     free(t->node_members);
     free(t->node_start);
     free(t->leaders);
+    free(t->relay_owed);
     gas_co_team_dispose(t);
 }
 
@@ -317,6 +318,7 @@ gas_status_t gas_co_start(void)
     gas_co_scratch = gas_rt_config_size(GAS_CFG_COLL_SCRATCH);
     gas_co_zcopy_min = gas_rt_config_size(GAS_CFG_COLL_ZCOPY_MIN);
     gas_co_test_pump_delay = gas_rt_config_ns(GAS_CFG_TEST_COLL_PUMP_DELAY);
+    gas_co_test_note_delay = gas_rt_config_ns(GAS_CFG_TEST_COLL_NOTE_DELAY);
     gas_status_t st = gas_co_select_init();
     if (st != GAS_OK)
         return st;
