@@ -528,6 +528,67 @@ static int run_cond(void *arg)
     return poll_sched(arg, 1);
 }
 
+/* Append the world ranks of the members that op kind `kind` of s's current round still
+ * waits for to buf (at most 4, then how many more); returns how many there are. */
+static int list_waited(const struct gas_co_sched *s, int send, char *buf, size_t cap)
+{
+    gas_team_t t = s->team;
+    size_t lo = s->cur ? s->round_end[s->cur - 1] : 0, hi = s->round_end[s->cur];
+    int n = 0, last = -1;
+    size_t len = strlen(buf);
+    for (size_t i = lo; i < hi; i++) {
+        const struct gas_co_op *o = &s->ops[i];
+        if (!is_comm(o) || op_done(o) || (o->kind == GAS_CO_SEND) != send || o->peer == last)
+            continue;
+        last = o->peer;
+        if (n++ < 4 && len < cap)
+            len += (size_t)snprintf(buf + len, cap - len, "%s%d", n > 1 ? ", " : "",
+                                    t->world[o->peer]);
+    }
+    if (n > 4 && len < cap)
+        snprintf(buf + len, cap - len, " and %d more", n - 4);
+    return n;
+}
+
+/*
+ * The timeout explainer of a collective's wait (gas_rt_explain_fn): which
+ * members the team's running schedule (s, or an earlier non-blocking call
+ * queued before it) waits for in its current round, as world ranks: those
+ * whose part has not arrived (not in the call yet, in another, or waiting
+ * in it for others in turn) and those that have not taken this rank's
+ * (the mailbox there is full).
+ * Says nothing when another thread holds the team.
+ */
+static void explain_stuck(void *arg, char *buf, size_t cap)
+{
+    struct gas_co_sched *s = arg;
+    gas_team_t t = s->team;
+    buf[0] = '\0';
+    if (__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE))
+        return;
+    const struct gas_co_sched *r = t->qhead ? t->qhead : s;
+    if (r->status == GAS_OK && r->cur < r->nrounds) {
+        char from[96] = "", to[96] = "";
+        int nf = list_waited(r, 0, from, sizeof from), nt = list_waited(r, 1, to, sizeof to);
+        char call[64] = "";
+        if (r != s)
+            snprintf(call, sizeof call, " in its earlier collective #%u (%s)", r->call.seq,
+                     r->callname);
+        size_t len = 0;
+        if (nf)
+            len = (size_t)snprintf(buf, cap, "this rank waits%s for the part of rank%s %s, "
+                                   "which has not arrived (%s not made that call yet, made "
+                                   "another, or %s in it for another member)", call,
+                                   nf > 1 ? "s" : "", from, nf > 1 ? "they have" : "it has",
+                                   nf > 1 ? "wait" : "waits");
+        if (nt && len < cap)
+            snprintf(buf + len, cap - len, "%s%s for rank%s %s to take this rank's part (%s "
+                     "not reached that call yet)", nf ? ", and" : "this rank waits",
+                     nf ? "" : call, nt > 1 ? "s" : "", to, nt > 1 ? "they have" : "it has");
+    }
+    gas_co_team_unlock(t);
+}
+
 /* Wait until s is done or failed (it stays allocated); GAS_ERR_TIMEOUT when it is neither. */
 static gas_status_t wait_done(struct gas_co_sched *s)
 {
@@ -538,7 +599,8 @@ static gas_status_t wait_done(struct gas_co_sched *s)
     snprintf(what, sizeof what, "collective #%u (%s, %s) on a team of %d: the other members",
              s->call.seq, s->callname, gas_co_alg_name((gas_coll_t)s->call.coll, s->call.alg),
              t->size);
-    gas_status_t st = gas_rt_wait(run_cond, s, GAS_RT_WATCH_SEGMENT, s->callname, what);
+    gas_status_t st = gas_rt_wait_explained(run_cond, s, GAS_RT_WATCH_SEGMENT, s->callname,
+                                            what, explain_stuck, s);
     if (st != GAS_OK && s->status == GAS_OK)
         return st;
     return GAS_OK;

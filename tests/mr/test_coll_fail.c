@@ -16,7 +16,8 @@
  *   test      the same, each handle completed by a gas_test loop that gives
  *             up after 20 s (gas_test used never to learn of the failure).
  *   timeout   (2+ ranks; GAS_TIMEOUT=2s) the last rank sleeps 5 s before
- *             three allreduces, so the others time out in theirs: every
+ *             three one_shot allreduces, so the others time out in theirs
+ *             (the first timeout's message names the late rank): every
  *             call returns GAS_OK only with the right sum, the late rank's
  *             failures name the rank that timed out; after a world barrier
  *             (retried while it times out) five allreduces succeed with the
@@ -127,6 +128,11 @@ static void nb_mode(void)
 static void timeout_mode(void)
 {
     int me = t_rank, n = t_nranks, late = n - 1, failed = 0;
+    /* one_shot: every rank waits for every other's part directly, so each timeout names
+     * the late rank (another algorithm may name a partner that waits for it in turn) */
+    CHECK_OK(gas_coll_set_algorithm(GAS_COLL_ALLREDUCE, "one_shot"));
+    char named[32];
+    snprintf(named, sizeof named, "the part of rank %d,", late);
     if (me == late)
         sleep(5);
     for (int it = 0; it < 3; it++) {
@@ -137,6 +143,9 @@ static void timeout_mode(void)
         if (st != GAS_OK && me == late)
             CHECK(strstr(gas_last_error(), "GAS_TIMEOUT") != NULL, "allreduce %d: the late rank's "
                   "failure does not name the timeout: %s", it, gas_last_error());
+        if (st == GAS_ERR_TIMEOUT && me != late && failed == 0)
+            CHECK(strstr(gas_last_error(), named) != NULL, "allreduce %d: the timeout does not "
+                  "name the late rank %d: %s", it, late, gas_last_error());
         failed += st != GAS_OK;
     }
     if (me != late)
