@@ -21,8 +21,12 @@ gas_status_t gas_gs_comp_status(gas_tl_comp_t *comp, const char *call)
     gas_status_t st = (gas_status_t)atomic_load(&comp->status);
     if (st == GAS_OK)
         return GAS_OK;
-    return gas_rt_error(st, call, "the operation failed on its path to rank %d: %s",
-                        atomic_load(&comp->err_rank), gas_strerror(st));
+    int r = atomic_load(&comp->err_rank);
+    if (st == GAS_ERR_PEER && r >= 0 && gas_tl_first_lost(&r, 1) >= 0)
+        return gas_gs_lost_error(call, gas_tl_first_lost(&r, 1),
+                                 "the operation failed on its path there");
+    return gas_rt_error(st, call, "the operation failed on its path to rank %d: %s", r,
+                        gas_strerror(st));
 }
 
 gas_status_t gas_gs_comp_wait(gas_tl_comp_t *comp, const char *call)

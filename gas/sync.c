@@ -109,6 +109,21 @@ GAS_EXPORT gas_status_t gas_quiet(void)
     GAS_GS_GATED("gas_quiet", api_quiet());
 }
 
+static gas_status_t api_progress(void)
+{
+    gas_rt_tick();
+    gas_status_t st = gas_gs_check("gas_progress");
+    if (st != GAS_OK)
+        return st;
+    gas_rt_progress();
+    return GAS_OK;
+}
+
+GAS_EXPORT gas_status_t gas_progress(void)
+{
+    GAS_GS_GATED("gas_progress", api_progress());
+}
+
 /* A world call's barrier against members in collectives (gas_co_world_check). */
 struct world_watch {
     const char *call;

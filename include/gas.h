@@ -555,6 +555,20 @@ GAS_EXPORT gas_status_t gas_fence(void);
  * "Deferred failures" at the top), after everything else has completed. */
 GAS_EXPORT gas_status_t gas_quiet(void);
 
+/*
+ * One pass of the runtime's progress, never blocking: serves the requests
+ * that peers' operations sent this rank (over udp with GAS_PROGRESS=poll,
+ * nobody else does), sends and acknowledges what is due, and advances this
+ * rank's pending non-blocking collectives.  For loops that compute, or spin
+ * on plain loads of the local segment, for long stretches without other
+ * libgas calls: with GAS_PROGRESS=poll a rank that makes no call for
+ * GAS_UDP_PEER_TIMEOUT is declared dead by its peers (docs/udp.md,
+ * "Progress").  Like upcxx::progress() or gasnet_AMPoll().  Completes
+ * nothing by itself and reports no earlier operation's failure (gas_quiet
+ * and gas_test do); GAS_ERR_NOT_INIT outside gas_init..gas_finalize.
+ */
+GAS_EXPORT gas_status_t gas_progress(void);
+
 /* ------------------------------------------------------------------------ */
 /* Atomics                                                                   */
 /* ------------------------------------------------------------------------ */

@@ -292,10 +292,11 @@ void gas_tl_lost_what(int rank, char *buf, size_t cap)
                  "GAS_UDP_PEER_TIMEOUT: stopped, or cut off); the other ranks go on without it",
                  rank, by, gas_udp_peer_timeout_s());
     else
-        snprintf(buf, cap, "rank %d is dead or unreachable (%s)", rank,
+        snprintf(buf, cap, "rank %d is dead or unreachable (%s%s)", rank,
                  gas_udp_lost_by_report(rank)
                      ? "another rank's udp gave up on it after GAS_UDP_PEER_TIMEOUT and said so"
-                     : "udp gave up on it after GAS_UDP_PEER_TIMEOUT");
+                     : "udp gave up on it after GAS_UDP_PEER_TIMEOUT",
+                 gas_udp_poll_hint());
 }
 
 int gas_tl_probe_due(uint64_t *at)

@@ -67,7 +67,8 @@ static int rma_round(gas_ptr_t p, gas_ptr_t sig, char *buf)
         !go_on("gas_get_nb", gas_get_nb(buf, p, 256, &h)) || !go_on("gas_wait", gas_wait(h)) ||
         !go_on("gas_iget", gas_iget(buf, p, 1, 8, 8, 16)) ||
         !go_on("gas_put_nbi", gas_put_nbi(p, buf, 512)) || !go_on("gas_fence", gas_fence()) ||
-        !go_on("gas_quiet", gas_quiet()) || !go_on("gas_peer_stats", gas_peer_stats(peer, &ps)))
+        !go_on("gas_quiet", gas_quiet()) || !go_on("gas_progress", gas_progress()) ||
+        !go_on("gas_peer_stats", gas_peer_stats(peer, &ps)))
         return 0;
     (void)gas_ptr_local(p);
     return 1;

@@ -29,6 +29,7 @@ static void check_not_init(const char *when)
     CHECK_STATUS(gas_put(some, buf, 8), GAS_ERR_NOT_INIT);
     CHECK(strstr(gas_last_error(), "gas_put") != NULL, "%s: after gas_put failed, gas_last_error() is \"%s\"",
           when, gas_last_error());
+    CHECK_STATUS(gas_progress(), GAS_ERR_NOT_INIT);
     CHECK_STATUS(gas_get(buf, some, 8), GAS_ERR_NOT_INIT);
     CHECK_STATUS(gas_put_nbi(some, buf, 8), GAS_ERR_NOT_INIT);
     CHECK_STATUS(gas_get_nbi(buf, some, 8), GAS_ERR_NOT_INIT);

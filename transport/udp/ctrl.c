@@ -198,6 +198,13 @@ double gas_udp_peer_timeout_s(void)
     return (double)gas_udp_g.cfg.peer_timeout / 1e9;
 }
 
+const char *gas_udp_poll_hint(void)
+{
+    return gas_udp_g.cfg.poll_mode ? "; with GAS_PROGRESS=poll, also a live rank that made no "
+                                     "libgas call (gas_progress) that long"
+                                   : "";
+}
+
 int gas_udp_peer_lost(int rank)
 {
     struct gas_udp_state *g = &gas_udp_g;

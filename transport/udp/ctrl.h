@@ -61,6 +61,9 @@ void gas_udp_lost_set(int rank, int by);
 int gas_udp_self_lost(void);
 /* GAS_UDP_PEER_TIMEOUT in seconds (0 before init), for messages. */
 double gas_udp_peer_timeout_s(void);
+/* The hint a loss message adds under GAS_PROGRESS=poll ("" otherwise): there a
+ * live rank that makes no libgas call for GAS_UDP_PEER_TIMEOUT looks dead. */
+const char *gas_udp_poll_hint(void);
 
 /*
  * A liveness probe: when nothing to rank is unacknowledged, send it an empty

@@ -107,8 +107,8 @@ static gas_status_t dead_error(struct gas_udp_chan *ch, const char *call)
         return gas_rt_error(GAS_ERR_PEER, call, "%s: nothing was sent to rank %d", why, ch->rank);
     }
     return gas_rt_error(GAS_ERR_PEER, call,
-                        "rank %d is unreachable: it acknowledged nothing for GAS_UDP_PEER_TIMEOUT",
-                        ch->rank);
+                        "rank %d is unreachable: it acknowledged nothing for GAS_UDP_PEER_TIMEOUT%s",
+                        ch->rank, gas_udp_poll_hint());
 }
 
 static gas_status_t wait_room(struct gas_udp_chan *ch, enum room_kind kind, uint64_t need,

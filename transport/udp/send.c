@@ -299,9 +299,9 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now, uint64_t *ur
     if (ch->una != ch->next_seq || atomic_load(&ch->cacked) != ch->next_seq) {
         uint64_t quiet_for = now > ch->last_progress_ns ? now - ch->last_progress_ns : 0;
         if (quiet_for >= c->peer_timeout) {
-            char why[120];
-            snprintf(why, sizeof why, "nothing acknowledged for %.1f s (GAS_UDP_PEER_TIMEOUT)",
-                     (double)quiet_for / 1e9);
+            char why[256];
+            snprintf(why, sizeof why, "nothing acknowledged for %.1f s (GAS_UDP_PEER_TIMEOUT%s)",
+                     (double)quiet_for / 1e9, gas_udp_poll_hint());
             gas_udp_chan_kill(ch, why);
             return GAS_UDP_NEVER;
         }
