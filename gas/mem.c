@@ -19,22 +19,42 @@ static void copy_str(char *dst, size_t cap, const char *src)
     dst[n] = '\0';
 }
 
+/*
+ * The error of a gas_alloc of nbytes that the arenas refused (why: a
+ * GAS_AL_ARENA_* reason).  It says how much of the arenas is in live
+ * blocks; when that is at most half of what they hold and the rest would
+ * fit the block, that no free range of that size is left (fragmentation:
+ * below half, jemalloc's own overhead and retained extents can explain the
+ * shortfall, and the segment is simply full).
+ */
 static __attribute__((noinline, cold)) gas_status_t alloc_failed(size_t nbytes, int why)
 {
-    char a[32], seg[32], heap[32], arena[32], hint[400];
+    char a[32], seg[32], heap[32], arena[32], used[32], hint[400];
     uint64_t heap_end = 0, floor = 0;
     gas_al_space_get(&gas_gs.space, &heap_end, &floor);
+    uint64_t held = gas_gs.seg.size - floor, in_use = gas_al_arena_allocated();
     gas_rt_format_bytes(a, sizeof a, nbytes);
     gas_rt_format_bytes(seg, sizeof seg, gas_gs.seg.size);
     gas_rt_format_bytes(heap, sizeof heap, heap_end);
-    gas_rt_format_bytes(arena, sizeof arena, gas_gs.seg.size - floor);
+    gas_rt_format_bytes(arena, sizeof arena, held);
+    gas_rt_format_bytes(used, sizeof used, in_use);
     switch (why) {
     case GAS_AL_ARENA_NOSPACE:
+        if (in_use <= held / 2 && nbytes <= held - in_use)
+            return gas_rt_error(GAS_ERR_NOSPACE, "gas_alloc",
+                                "cannot allocate %s: this rank's %s segment is full (the "
+                                "symmetric heap reaches %s into it, the gas_alloc arenas hold %s "
+                                "at its top, %s of it in live blocks), and no free range of %s "
+                                "is left in the arenas: their free memory is fragmented into "
+                                "smaller pieces (freed blocks stay with the arenas, "
+                                "docs/memory.md); allocate large blocks first, or %s",
+                                a, seg, heap, arena, used, a,
+                                gas_gs_raise_hint(hint, sizeof hint));
         return gas_rt_error(GAS_ERR_NOSPACE, "gas_alloc",
                             "cannot allocate %s: this rank's %s segment is full (the symmetric "
-                            "heap reaches %s into it, the gas_alloc arenas hold %s at its top); "
-                            "%s",
-                            a, seg, heap, arena, gas_gs_raise_hint(hint, sizeof hint));
+                            "heap reaches %s into it, the gas_alloc arenas hold %s at its top, "
+                            "%s of it in live blocks); %s",
+                            a, seg, heap, arena, used, gas_gs_raise_hint(hint, sizeof hint));
     case GAS_AL_ARENA_NOBACKING:
         return gas_rt_error(GAS_ERR_NOMEM, "gas_alloc", "cannot allocate %s: GAS_PREFAULT=y: %s",
                             a, gas_al_arena_failure());

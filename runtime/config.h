@@ -59,7 +59,7 @@ const char *gas_rt_config_source(enum gas_rt_config_id id); /* "default", "env",
  * MTU (transport/udp/wire.h checks it against its header sizes).
  */
 #define GAS_RT_SEGMENT_MIN_BYTES (6u << 20)
-#define GAS_RT_UDP_MTU_MIN 348u
+#define GAS_RT_UDP_MTU_MIN 364u
 
 /* Whether id has a range (config_ranges.h): 1 with *lo_p..*hi_p, else 0
  * (a row that also accepts 0 says so in gas_rt_config_range_text). */

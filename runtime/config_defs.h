@@ -84,7 +84,7 @@ GAS_CONFIG_ROW(UDP_IFACE, STRING, "", NULL,
 GAS_CONFIG_ROW(UDP_PORT, UINT, "0", NULL,
                "Base udp port: a rank binds base + its rank on the node (0: an ephemeral port).")
 GAS_CONFIG_ROW(UDP_MTU, SIZE, "1500", NULL,
-               "Path MTU the udp transport fits its datagrams to (IP and UDP headers included; never fragmented). A rank whose interface has a smaller MTU uses that, and says so with its address: datagrams to it are no larger; an interface MTU below 348 fails gas_init naming the interface. Set it no higher than the smallest MTU on the paths between hosts (routers in between are not seen).")
+               "Path MTU the udp transport fits its datagrams to (IP and UDP headers included; never fragmented). A rank whose interface has a smaller MTU uses that, and says so with its address: datagrams to it are no larger; an interface MTU below 364 fails gas_init naming the interface. Set it no higher than the smallest MTU on the paths between hosts (routers in between are not seen).")
 GAS_CONFIG_ROW(UDP_SOCKBUF, SIZE, "4m", NULL,
                "Kernel send and receive buffer of the udp socket.")
 GAS_CONFIG_ROW(UDP_WINDOW, UINT, "1024", NULL,

@@ -25,7 +25,7 @@ echo "ok: the environment's '1 ms' overrides the file, parsed as the library par
 
 for bad in "GAS_WAIT_SPIN=abc:GAS_WAIT_SPIN='abc' (from env): not a duration" \
            "GAS_WAIT_SPIN=5m:GAS_WAIT_SPIN='5m' (from env): ambiguous unit" \
-           "GAS_UDP_MTU=100:GAS_UDP_MTU='100' (from env): outside 348..65535"; do
+           "GAS_UDP_MTU=100:GAS_UDP_MTU='100' (from env): outside 364..65535"; do
     bench "${bad%%:*}"
     [ "$RC" != 0 ] || fail "${bad%%:*}: gas-bench ran"
     grep -qF "gas_init: ${bad#*:}" "$T/out" || fail "${bad%%:*}: not refused as gas_init refuses it: $(tail -3 "$T/out")"

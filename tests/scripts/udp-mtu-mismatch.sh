@@ -8,7 +8,7 @@
 # B's end would drop) must pass, and rank 0 must say that rank 1 takes smaller
 # datagrams.  GAS_UDP_PEER_TIMEOUT=5s, so a rank whose datagrams vanish fails
 # fast instead of hanging.  Then B's interface MTU goes down to 340, below
-# the 348 the transport needs: gas_init on B must fail at once naming the
+# the 364 the transport needs: gas_init on B must fail at once naming the
 # interface and its MTU (it used to start and fail puts with GAS_ERR_NOMEM).
 set -u
 cd "$(dirname "$0")/../.."
@@ -38,7 +38,7 @@ GAS_UDP_IFACE=$NS_DEV GAS_UDP_PEER_TIMEOUT=5s \
 rc=$?
 grep -E 'ERROR|aborted|FATAL' "$out" | head -3 | cut -c1-240
 [ $rc != 0 ] && [ $rc != 124 ] || { tail -5 "$out"; echo "FAIL: an interface MTU of 340: exit $rc"; exit 1; }
-grep -q "r1\] .*gas_init: the udp transport's interface $NS_DEV (${NS_ADDR[1]}:[0-9]*) has an MTU of 340, below the 348" "$out" ||
+grep -q "r1\] .*gas_init: the udp transport's interface $NS_DEV (${NS_ADDR[1]}:[0-9]*) has an MTU of 340, below the 364" "$out" ||
     { tail -5 "$out"; echo "FAIL: an interface MTU of 340 was not refused at gas_init naming it"; exit 1; }
 ! grep -q 'no memory' "$out" || { echo "FAIL: GAS_ERR_NOMEM with a small interface MTU"; exit 1; }
 netns_check_clean "mtu too small"

@@ -163,10 +163,10 @@ static void config_ranges(void)
     write_temp(path, bad, sizeof bad - 1);
     UCHECK(load_from(path) == GAS_ERR_INVALID, "GAS_UDP_MTU=10 accepted");
     UCHECK(strstr(gas_last_error(), "GAS_UDP_MTU='10' (from ") != NULL &&
-           strstr(gas_last_error(), ":1): outside 348..65535: the least in which") != NULL,
+           strstr(gas_last_error(), ":1): outside 364..65535: the least in which") != NULL,
            "range message: %s", gas_last_error());
     unlink(path);
-    static const char ends[] = "UDP_MTU=348\nUDP_WINDOW=1048576\nRDMA_PORT=255\nRDMA_INLINE=0\n"
+    static const char ends[] = "UDP_MTU=364\nUDP_WINDOW=1048576\nRDMA_PORT=255\nRDMA_INLINE=0\n"
                                "SEGMENT_SIZE=6m\nUDP_SEND_QUEUE=1\nUDP_PORT=65535\n";
     write_temp(path, ends, sizeof ends - 1);
     UCHECK(load_from(path) == GAS_OK, "the ends of ranges refused: %s", gas_last_error());

@@ -128,8 +128,9 @@ static struct gas_udp_slot *slot(uint32_t seq)
 static void sending(void)
 {
     const uint32_t isn = GAS_UDP_SEQ_ISN;
-    /* The first piece is a PUT record, the other nine 4-byte continuations. */
-    size_t first = gas_udp_g.cfg.dgram_max - GAS_UDP_HDR_LEN - GAS_UDP_REC_LEN;
+    /* The first piece is a PUT record naming the put's range (16 bytes
+     * more), the other nine 4-byte continuations. */
+    size_t first = gas_udp_g.cfg.dgram_max - GAS_UDP_HDR_LEN - GAS_UDP_REC_LEN - 16;
     size_t payload = gas_udp_g.cfg.dgram_max - GAS_UDP_HDR_LEN - GAS_UDP_CONT_LEN;
     size_t n = first + 9 * payload;
     unsigned char *src = malloc(n), buf[65536];
@@ -149,7 +150,8 @@ static void sending(void)
                    r.type == (i ? GAS_UDP_R_CONT : GAS_UDP_R_PUT), "datagram %u: record type %u", i,
                r.type);
         UCHECK(gas_udp_cont_step(&cont, &r) && r.type == GAS_UDP_R_PUT && r.off == off &&
-                   r.dlen == k && memcmp(r.data, src + (off - 8192), k) == 0,
+                   r.dlen == k && memcmp(r.data, src + (off - 8192), k) == 0 &&
+                   r.pos == off - 8192 && r.total == n,
                "datagram %u carries the right piece", i);
         UCHECK(((r.flags & GAS_UDP_RF_FINAL) != 0) == (i == 9), "FINAL only on the last piece");
         UCHECK(((h.flags & GAS_UDP_F_ACKREQ) != 0) == (i == 9), "ACKREQ ends the burst");
@@ -496,8 +498,9 @@ static int take_errs(void)
 /*
  * Continuation records through the real receive path, and datagrams that
  * pass the wire checks but not the channel's: a continuation of nothing is
- * dropped and counted; one whose offset (taken from the piece before it)
- * runs past the segment is refused before memory is touched; a put cut in
+ * dropped and counted; a put whose whole range (named by its first piece)
+ * runs past the segment, or starts in the header page and runs into valid
+ * memory, is refused whole, with one refusal and no piece written; a put cut in
  * three pieces arriving out of order is applied whole; an acknowledgement
  * of datagrams never sent, a datagram beyond the receive window and one
  * from another address than rank 1 published are dropped and counted.
@@ -519,22 +522,40 @@ static void continuations(void)
     UCHECK(ch->c.bad == bad + 2 && ch->rx.next == peer_seq,
            "the stray answer and the continuation of nothing counted (%llu), both delivered",
            (unsigned long long)(ch->c.bad - bad));
-    /* A piece that fits, then one whose place runs past the end: refused. */
-    r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_PUT, .dlen = 100, .off = SEG - 200};
+    /* A put whose first piece fits but whose whole range runs past the end:
+     * refused whole, its first piece unwritten, one refusal. */
+    r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_PUT, .flags = GAS_UDP_RF_WHOLE, .dlen = 100,
+                                .off = SEG - 200, .total = 250};
     send_raw(b, build(b, peer_seq++, r, 1, data));
     r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_CONT, .flags = GAS_UDP_RF_FINAL, .dlen = 150};
     send_raw(b, build(b, peer_seq++, r, 1, data + 100));
     pump();
-    UCHECK(memcmp(seg + SEG - 200, data, 100) == 0, "the first piece applied");
     int untouched = 1;
-    for (int i = 100; i < 200; i++)
+    for (int i = 0; i < 200; i++)
         untouched &= (unsigned char)seg[SEG - 200 + i] == 0x5a;
-    UCHECK(untouched && ch->c.rejected == rejected + 1, "the piece past the end refused (%llu)",
+    UCHECK(untouched && ch->c.rejected == rejected + 1, "the put past the end refused whole (%llu)",
            (unsigned long long)(ch->c.rejected - rejected));
-    UCHECK(take_errs() == 1, "its refusal went back");
+    UCHECK(take_errs() == 1, "its refusal went back, once");
+    /* The other way: a first piece in the header page, the rest valid. */
+    memset(seg + 4096, 0x5a, 2000);
+    r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_PUT, .flags = GAS_UDP_RF_WHOLE, .dlen = 1000,
+                                .off = 4000, .total = 3000};
+    send_raw(b, build(b, peer_seq++, r, 1, data));
+    r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_CONT, .dlen = 1000};
+    send_raw(b, build(b, peer_seq++, r, 1, data + 1000));
+    r[0] = (struct gas_udp_rec){.type = GAS_UDP_R_CONT, .flags = GAS_UDP_RF_FINAL, .dlen = 1000};
+    send_raw(b, build(b, peer_seq++, r, 1, data + 2000));
+    pump();
+    for (int i = 0; i < 2000; i++)
+        untouched &= (unsigned char)seg[4096 + i] == 0x5a;
+    UCHECK(untouched && ch->c.rejected == rejected + 2,
+           "a put from the header page into valid memory: no piece written (%llu)",
+           (unsigned long long)(ch->c.rejected - rejected));
+    UCHECK(take_errs() == 1, "one refusal for the whole put");
     /* A put in three pieces, the datagrams arriving last, first, middle. */
     memset(seg + 40000, 0, 3000);
-    struct gas_udp_rec p0 = {.type = GAS_UDP_R_PUT, .dlen = 1000, .op = 0, .off = 40000};
+    struct gas_udp_rec p0 = {.type = GAS_UDP_R_PUT, .flags = GAS_UDP_RF_WHOLE, .dlen = 1000,
+                             .op = 0, .off = 40000, .total = 3000};
     struct gas_udp_rec p1 = {.type = GAS_UDP_R_CONT, .dlen = 1000};
     struct gas_udp_rec p2 = {.type = GAS_UDP_R_CONT, .flags = GAS_UDP_RF_FINAL, .dlen = 1000};
     size_t l0, l1, l2;

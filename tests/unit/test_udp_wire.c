@@ -23,20 +23,22 @@
 static const struct gas_udp_rec recs[] = {
     {.type = GAS_UDP_R_CONT, .dlen = 2},
     {.type = GAS_UDP_R_PUT, .flags = GAS_UDP_RF_FINAL, .dlen = 5, .op = 9, .off = 4096},
-    {.type = GAS_UDP_R_PUT, .dlen = 5, .op = 10, .off = 20000},
+    {.type = GAS_UDP_R_PUT, .flags = GAS_UDP_RF_WHOLE, .dlen = 5, .op = 10, .off = 20000,
+     .total = 12},
     {.type = GAS_UDP_R_CONT, .dlen = 4},
     {.type = GAS_UDP_R_CONT, .flags = GAS_UDP_RF_FINAL | GAS_UDP_RF_SIGNAL, .dlen = 3, .a = 4104,
      .b = 99},
     {.type = GAS_UDP_R_PUT, .flags = GAS_UDP_RF_FINAL | GAS_UDP_RF_SIGNAL | GAS_UDP_RF_SIG_ADD,
      .dlen = 3, .op = 0, .off = 8192, .a = 12288, .b = 42},
-    {.type = GAS_UDP_R_GET, .op = 0x10002, .off = 1ull << 40, .a = 65536, .b = 131072},
+    {.type = GAS_UDP_R_GET, .op = 0x10002, .off = 1ull << 40, .a = 65536, .b = 131072,
+     .total = 5ull << 32},
     {.type = GAS_UDP_R_AMO, .op = 3, .off = 4104, .a = ~0ull, .b = 17, .amo_op = 3, .amo_width = 8},
     {.type = GAS_UDP_R_GET_REPLY, .dlen = 4, .op = 5, .off = 1408},
     {.type = GAS_UDP_R_CONT, .dlen = 5},
     {.type = GAS_UDP_R_AMO_REPLY, .op = 6, .a = 0xdeadbeefcafef00dull},
     {.type = GAS_UDP_R_DONE, .op = 7},
     {.type = GAS_UDP_R_ERR, .flags = GAS_UDP_RF_FINAL, .op = 8, .off = 99,
-     .a = (uint64_t)(int64_t)-3, .b = 77},
+     .a = (uint64_t)(int64_t)-3, .b = 77ull << 32},
     {.type = GAS_UDP_R_BYE},
 };
 #define NRECS (int)(sizeof recs / sizeof recs[0])
@@ -88,7 +90,7 @@ static void roundtrip(void)
     struct gas_udp_hdr h;
     const char *why = "";
     UCHECK(gas_udp_dgram_check(b, len, KEY, 2, NRANKS, &h, &why) == 0, "good datagram: %s", why);
-    UCHECK(h.version == 3 && h.flags == 0 && h.dsack == 3 && h.key == KEY && h.src == 1 &&
+    UCHECK(h.version == GAS_UDP_VERSION && h.flags == 0 && h.dsack == 3 && h.key == KEY && h.src == 1 &&
            h.seq == 0xfffffff0u && h.ack == 7 && h.sack == 0 && h.cack == 6, "header fields");
     size_t pos = GAS_UDP_HDR_LEN;
     struct gas_udp_rec r;
@@ -100,14 +102,17 @@ static void roundtrip(void)
                        "leading continuation"); break;
         case 1: UCHECK(r.type == GAS_UDP_R_PUT && r.dlen == 5 && r.op == 9 && r.off == 4096 &&
                        r.flags == GAS_UDP_RF_FINAL && r.data[4] == 5, "put"); break;
-        case 2: UCHECK(r.type == GAS_UDP_R_PUT && r.flags == 0 && r.op == 10, "first piece"); break;
+        case 2: UCHECK(r.type == GAS_UDP_R_PUT && r.flags == GAS_UDP_RF_WHOLE && r.op == 10 &&
+                       r.pos == 0 && r.total == 12 && r.data[0] == 1, "first piece, the put's range");
+                break;
         case 3: UCHECK(r.type == GAS_UDP_R_CONT && r.dlen == 4 && r.data[3] == 4, "piece 2"); break;
         case 4: UCHECK(r.type == GAS_UDP_R_CONT && r.a == 4104 && r.b == 99 && r.dlen == 3 &&
                        r.flags == (GAS_UDP_RF_FINAL | GAS_UDP_RF_SIGNAL), "last piece + signal"); break;
         case 5: UCHECK(r.type == GAS_UDP_R_PUT && r.a == 12288 && r.b == 42 && r.dlen == 3 &&
                        (r.flags & GAS_UDP_RF_SIG_ADD), "put+signal"); break;
         case 6: UCHECK(r.type == GAS_UDP_R_GET && r.op == 0x10002 && r.off == 1ull << 40 &&
-                       r.a == 65536 && r.b == 131072, "get"); break;
+                       r.a == 65536 && r.b == 131072 && r.pos == 131072 && r.total == 5ull << 32,
+                       "get"); break;
         case 7: UCHECK(r.type == GAS_UDP_R_AMO && r.a == ~0ull && r.b == 17 && r.amo_op == 3 &&
                        r.amo_width == 8 && r.off == 4104, "amo"); break;
         case 8: UCHECK(r.type == GAS_UDP_R_GET_REPLY && r.dlen == 4 && r.off == 1408 &&
@@ -115,7 +120,8 @@ static void roundtrip(void)
         case 9: UCHECK(r.type == GAS_UDP_R_CONT && r.dlen == 5, "get reply piece 2"); break;
         case 10: UCHECK(r.type == GAS_UDP_R_AMO_REPLY && r.a == 0xdeadbeefcafef00dull, "amo reply"); break;
         case 11: UCHECK(r.type == GAS_UDP_R_DONE && r.op == 7, "done"); break;
-        case 12: UCHECK(r.type == GAS_UDP_R_ERR && (int64_t)r.a == -3 && r.b == 77 && r.off == 99,
+        case 12: UCHECK(r.type == GAS_UDP_R_ERR && (int64_t)r.a == -3 && r.b == 77ull << 32 &&
+                        r.off == 99,
                         "err"); break;
         case 13: UCHECK(r.type == GAS_UDP_R_BYE, "bye"); break;
         }
@@ -146,12 +152,14 @@ static void continuation(void)
     struct gas_udp_cont c = {0};
     struct gas_udp_rec r = {.type = GAS_UDP_R_CONT, .dlen = 10};
     UCHECK(gas_udp_cont_step(&c, &r) == 0, "a continuation of nothing");
-    r = (struct gas_udp_rec){.type = GAS_UDP_R_PUT, .dlen = 100, .op = 4, .off = 5000};
-    UCHECK(gas_udp_cont_step(&c, &r) && c.type == GAS_UDP_R_PUT && c.off == 5100 && c.op == 4,
-           "a first piece opens");
+    r = (struct gas_udp_rec){.type = GAS_UDP_R_PUT, .flags = GAS_UDP_RF_WHOLE, .dlen = 100,
+                             .op = 4, .off = 5000, .total = 157};
+    UCHECK(gas_udp_cont_step(&c, &r) && c.type == GAS_UDP_R_PUT && c.off == 5100 && c.op == 4 &&
+           c.pos == 100 && c.total == 157, "a first piece opens");
     r = (struct gas_udp_rec){.type = GAS_UDP_R_CONT, .dlen = 50};
     UCHECK(gas_udp_cont_step(&c, &r) && r.type == GAS_UDP_R_PUT && r.off == 5100 && r.op == 4 &&
-           c.off == 5150, "the second piece follows the first");
+           r.pos == 100 && r.total == 157 && c.off == 5150 && c.pos == 150,
+           "the second piece follows the first, in the same put");
     r = (struct gas_udp_rec){.type = GAS_UDP_R_CONT, .flags = GAS_UDP_RF_FINAL, .dlen = 7};
     UCHECK(gas_udp_cont_step(&c, &r) && r.off == 5150 && c.type == 0, "FINAL ends it");
     r = (struct gas_udp_rec){.type = GAS_UDP_R_CONT, .dlen = 1};
@@ -280,6 +288,10 @@ static void rejects(void)
           {.type = GAS_UDP_R_CONT, .dlen = 3}}, "a continuation after a FINAL continuation"},
         {{{.type = GAS_UDP_R_CONT, .flags = 0x40, .dlen = 3}, {.type = GAS_UDP_R_BYE}},
          "a continuation with a reserved flag"},
+        {{{.type = GAS_UDP_R_CONT, .flags = GAS_UDP_RF_WHOLE, .dlen = 3}, {.type = GAS_UDP_R_BYE}},
+         "a continuation that names a range"},
+        {{{.type = GAS_UDP_R_PUT, .dlen = 3, .off = 4096}, {.type = GAS_UDP_R_BYE}},
+         "a put's first piece that does not name the put's range"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         l = build_recs(b, 1, 2, KEY, bad[i].r, 2);

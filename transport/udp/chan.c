@@ -208,8 +208,10 @@ unsigned char *gas_udp_chan_append(struct gas_udp_chan *ch, const struct gas_udp
 {
     unsigned char *p = ch->open + ch->open_len;
     struct gas_udp_rec w = *r;
-    if (cont_ok(ch, r))
+    if (cont_ok(ch, r)) {
         w.type = GAS_UDP_R_CONT;
+        w.flags &= (uint8_t)~GAS_UDP_RF_WHOLE; /* a CONT takes its range from the stream */
+    }
     unsigned char *data = gas_udp_rec_write(p, &w);
     w.type = r->type;
     /* A datagram of replies alone needs no prompt acknowledgement: the

@@ -64,7 +64,7 @@ _Static_assert(GAS_UDP_MIN_MTU == GAS_RT_UDP_MTU_MIN,
 
 static gas_status_t read_config(struct gas_udp_cfg *c, const gas_tl_env_t *env)
 {
-    uint64_t mtu = gas_rt_config_size(GAS_CFG_UDP_MTU); /* 348..65535: config_ranges.h */
+    uint64_t mtu = gas_rt_config_size(GAS_CFG_UDP_MTU); /* 364..65535: config_ranges.h */
     c->dgram_accept = (uint32_t)mtu - GAS_UDP_IP_UDP_OVERHEAD;
     if (c->dgram_accept > GAS_UDP_MAX_DGRAM)
         c->dgram_accept = GAS_UDP_MAX_DGRAM;

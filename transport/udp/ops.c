@@ -173,12 +173,28 @@ struct sig {
     gas_signal_op_t op;
 };
 
+/*
+ * How many bytes of the n left of a put go in its next record *r (flags and
+ * range set): GAS_UDP_NOROOM when no datagram can be had.  A record that is
+ * not the whole put names the put's whole range (WHOLE), so that its target
+ * decides on the whole put, refusing every piece or none.
+ */
+static size_t put_piece(struct gas_udp_chan *ch, struct gas_udp_rec *r, size_t n)
+{
+    size_t k = gas_udp_chan_room(ch, gas_udp_chan_fixed(ch, r), n);
+    if (k == GAS_UDP_NOROOM || (k == n && r->pos == 0))
+        return k;
+    r->flags |= GAS_UDP_RF_WHOLE;
+    return gas_udp_chan_room(ch, gas_udp_chan_fixed(ch, r), n);
+}
+
 static gas_status_t put_remote(struct gas_udp_chan *ch, uint64_t off, const unsigned char *src,
                                size_t n, const struct sig *sig, gas_tl_comp_t *comp,
                                const char *call)
 {
     const struct gas_udp_cfg *c = &gas_udp_g.cfg;
     uint32_t op = 0;
+    uint64_t pos = 0, total = n;
     gas_status_t st = GAS_OK;
     pthread_mutex_lock(&ch->lock);
     if (atomic_load(&ch->dead)) {
@@ -194,13 +210,14 @@ static gas_status_t put_remote(struct gas_udp_chan *ch, uint64_t off, const unsi
         /* Every piece of a put-with-signal names the signal: the target
          * refuses any piece whose signal word it refuses, so a bad one leaves
          * the payload unwritten; only the FINAL piece applies it. */
-        struct gas_udp_rec r = {.type = GAS_UDP_R_PUT, .op = op, .off = off};
+        struct gas_udp_rec r = {.type = GAS_UDP_R_PUT, .op = op, .off = off, .pos = pos,
+                                .total = total};
         if (sig->on) {
             r.flags = GAS_UDP_RF_SIGNAL | (sig->op == GAS_SIGNAL_ADD ? GAS_UDP_RF_SIG_ADD : 0);
             r.a = sig->off;
             r.b = sig->value;
         }
-        size_t k = gas_udp_chan_room(ch, gas_udp_chan_fixed(ch, &r), n);
+        size_t k = put_piece(ch, &r, n);
         if (k == GAS_UDP_NOROOM) {
             st = no_room_error(call);
             goto out_abandon;
@@ -215,6 +232,7 @@ static gas_status_t put_remote(struct gas_udp_chan *ch, uint64_t off, const unsi
         }
         src += k;
         off += k;
+        pos += k;
         n -= k;
         if (ch->next_seq - ch->snd_nxt >= GAS_UDP_BATCH / 2)
             gas_udp_chan_push(ch, gas_rt_now_ns(), 1);
@@ -281,7 +299,7 @@ static gas_status_t udp_get(gas_tl_peer_t *peer, void *dst, uint64_t off, size_t
             break;
         }
         struct gas_udp_rec r = {.type = GAS_UDP_R_GET, .op = op, .off = off + k, .a = piece,
-                                .b = k};
+                                .b = k, .total = n};
         gas_udp_chan_append(ch, &r);
         ch->get_bytes += piece;
         k += piece;

@@ -49,15 +49,20 @@ static void reply(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
     gas_udp_chan_append(ch, r);
 }
 
+/*
+ * Answer req with ERR: the request of its operation at [off, off + len) was
+ * refused with st; why says what the range reached (logged, rate-limited).
+ */
 static void refuse(struct gas_udp_chan *ch, const struct gas_udp_rec *req, gas_status_t st,
-                   uint64_t off, uint64_t len, const char *what)
+                   uint64_t off, uint64_t len, const char *what, const char *why)
 {
     ch->c.rejected++;
     GAS_UDP_COUNT(rejected, 1);
     gas_log_warn_ratelimited("udp", LOG_EVERY_NS,
-                             "refused a %s from rank %d: offset %llu, %llu bytes (%s; segment %llu bytes)",
+                             "refused a %s from rank %d: offset %llu, %llu bytes (%s: %s; "
+                             "segment %llu bytes)",
                              what, ch->rank, (unsigned long long)off, (unsigned long long)len,
-                             gas_strerror(st), (unsigned long long)gas_udp_g.env.seg_size);
+                             gas_strerror(st), why, (unsigned long long)gas_udp_g.env.seg_size);
     struct gas_udp_rec e = {.type = GAS_UDP_R_ERR, .flags = req->flags & GAS_UDP_RF_FINAL,
                             .op = req->op, .off = off, .a = (uint64_t)(int64_t)st, .b = len};
     reply(ch, &e);
@@ -78,28 +83,111 @@ static int in_gap(uint64_t off, uint64_t len)
     return len > 0 && top != 0 && top < floor && off < floor && off + len > top;
 }
 
+/* Why this rank refuses [off, off + len) (checked without a sum that can
+ * overflow): NULL when it lies in the segment and out of the unclaimed middle. */
+static const char *range_refusal(uint64_t off, uint64_t len)
+{
+    if (!gas_udp_range_ok(off, len, GAS_AL_HEADER_BYTES, gas_udp_g.env.seg_size))
+        return "outside the segment";
+    if (in_gap(off, len))
+        return "reaches into the unclaimed middle between the heap and the gas_alloc memory";
+    return NULL;
+}
+
 /*
- * A PUT piece: checked, then written.  With SIGNAL every piece names the
- * signal word and is refused whole when the word is (so a put-with-signal
- * whose signal is refused writes none of its payload); the FINAL piece then
- * applies the signal after its data.
+ * The start of the operation that the piece r (len bytes at r->off, r->pos
+ * bytes into it) belongs to, in *start_p; 0 when the piece does not lie
+ * inside the operation's r->total bytes (a malformed request).
+ */
+static int op_start(const struct gas_udp_rec *r, uint64_t len, uint64_t *start_p)
+{
+    if (r->pos > r->off || r->pos > r->total || len > r->total - r->pos)
+        return 0;
+    *start_p = r->off - r->pos;
+    return 1;
+}
+
+static int put_was_refused(const struct gas_udp_chan *ch, uint32_t op, uint64_t start,
+                           uint64_t total)
+{
+    return ch->rx_refused.set && ch->rx_refused.op == op && ch->rx_refused.start == start &&
+           ch->rx_refused.total == total;
+}
+
+/* A put's refusal: what to answer (ERR) and log. */
+struct put_no {
+    gas_status_t st;
+    uint64_t off, len;   /* the whole put's range, or its signal word's */
+    const char *what, *why;
+};
+
+/*
+ * Whether the put that r is a piece of is refused (*no filled), judged
+ * whole: its range and its signal word, on every piece, so a put is applied
+ * whole or not at all.  Also the piece itself, in case the unclaimed middle
+ * grew since the put's first piece (which only a racing allocation does).
+ */
+static int put_refused(const struct gas_udp_rec *r, uint64_t start, struct put_no *no)
+{
+    *no = (struct put_no){GAS_ERR_BOUNDS, start, r->total, "put", range_refusal(start, r->total)};
+    if (no->why == NULL)
+        no->why = range_refusal(r->off, r->dlen);
+    if (no->why == NULL && (r->flags & GAS_UDP_RF_SIGNAL)) {
+        *no = (struct put_no){GAS_ERR_BOUNDS, r->a, 8, "signal", range_refusal(r->a, 8)};
+        if (r->a % 8) {
+            no->st = GAS_ERR_ALIGN;
+            no->why = "misaligned";
+        }
+    }
+    return no->why != NULL;
+}
+
+/* A piece of a refused put: nothing written; the FINAL piece completes a
+ * tracked put (DONE: its ERR already gave the failure) and ends the put. */
+static void put_skip(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
+{
+    if (!(r->flags & GAS_UDP_RF_FINAL))
+        return;
+    ch->rx_refused.set = 0;
+    if (r->op) {
+        struct gas_udp_rec d = {.type = GAS_UDP_R_DONE, .op = r->op};
+        reply(ch, &d);
+    }
+}
+
+/*
+ * A PUT piece.  Its put is judged whole (put_refused) before any byte of it
+ * is written: a refused put is answered with one ERR naming its whole range
+ * (or its signal word) and remembered, and its later pieces are dropped
+ * unwritten, so no byte and no signal of it lands.  The FINAL piece of an
+ * accepted put-with-signal applies the signal after its data.
  */
 static void target_put(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
 {
     const gas_tl_env_t *e = &gas_udp_g.env;
-    int sig = r->flags & GAS_UDP_RF_SIGNAL;
-    if (!gas_udp_range_ok(r->off, r->dlen, GAS_AL_HEADER_BYTES, e->seg_size) ||
-        in_gap(r->off, r->dlen)) {
-        refuse(ch, r, GAS_ERR_BOUNDS, r->off, r->dlen, "put");
+    uint64_t start;
+    struct put_no no;
+    if (!op_start(r, r->dlen, &start)) {
+        refuse(ch, r, GAS_ERR_BOUNDS, r->off, r->dlen, "put", "a piece outside its put");
         return;
     }
-    if (sig && (!gas_udp_word_ok(r->a, 8, GAS_AL_HEADER_BYTES, e->seg_size) || in_gap(r->a, 8))) {
-        refuse(ch, r, r->a % 8 ? GAS_ERR_ALIGN : GAS_ERR_BOUNDS, r->a, 8, "signal");
+    if (r->pos > 0 && put_was_refused(ch, r->op, start, r->total)) {
+        put_skip(ch, r);
         return;
     }
+    if (put_refused(r, start, &no)) {
+        refuse(ch, r, no.st, no.off, no.len, no.what, no.why);
+        ch->rx_refused.op = r->op;
+        ch->rx_refused.start = start;
+        ch->rx_refused.total = r->total;
+        ch->rx_refused.set = !(r->flags & GAS_UDP_RF_FINAL);
+        return;
+    }
+    if (put_was_refused(ch, r->op, start, r->total))
+        ch->rx_refused.set = 0; /* a new put of the same range, accepted now */
     memcpy(e->seg_base + r->off, r->data, r->dlen);
     gas_udp_ring_own(r->off, r->dlen);
-    if (sig && (r->flags & GAS_UDP_RF_FINAL)) {
+    if ((r->flags & GAS_UDP_RF_SIGNAL) && (r->flags & GAS_UDP_RF_FINAL)) {
         gas_tl_signal_apply(e->seg_base + r->a, r->b,
                             r->flags & GAS_UDP_RF_SIG_ADD ? GAS_SIGNAL_ADD : GAS_SIGNAL_SET);
         gas_udp_ring_own(r->a, 8);
@@ -110,13 +198,21 @@ static void target_put(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
     }
 }
 
+/*
+ * A GET piece: answered only when the whole get lies in memory this rank
+ * serves, so a get that reaches anywhere it may not is refused in every
+ * piece and no data of it reaches the initiator's buffer.  Each refusal
+ * names its piece (the initiator counts the bytes answered).
+ */
 static void target_get(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
 {
     const gas_tl_env_t *e = &gas_udp_g.env;
-    uint64_t len = r->a;
-    if (len > GAS_UDP_GET_MAX || !gas_udp_range_ok(r->off, len, GAS_AL_HEADER_BYTES, e->seg_size) ||
-        in_gap(r->off, len)) {
-        refuse(ch, r, GAS_ERR_BOUNDS, r->off, len, "get");
+    uint64_t len = r->a, start;
+    const char *why = len > GAS_UDP_GET_MAX || !op_start(r, len, &start)
+                          ? "a malformed piece"
+                          : range_refusal(start, r->total);
+    if (why) {
+        refuse(ch, r, GAS_ERR_BOUNDS, r->off, len, "get", why);
         return;
     }
     for (uint64_t k = 0; k < len;) {
@@ -134,13 +230,14 @@ static void target_amo(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
 {
     const gas_tl_env_t *e = &gas_udp_g.env;
     if (r->amo_op >= GAS_AMO_OP_COUNT || (r->amo_width != 4 && r->amo_width != 8)) {
-        refuse(ch, r, GAS_ERR_INVALID, r->off, r->amo_width, "malformed atomic");
+        refuse(ch, r, GAS_ERR_INVALID, r->off, r->amo_width, "atomic", "malformed");
         return;
     }
     if (!gas_udp_word_ok(r->off, r->amo_width, GAS_AL_HEADER_BYTES, e->seg_size) ||
         in_gap(r->off, r->amo_width)) {
         refuse(ch, r, r->off % r->amo_width ? GAS_ERR_ALIGN : GAS_ERR_BOUNDS, r->off,
-               r->amo_width, "atomic");
+               r->amo_width, "atomic",
+               r->off % r->amo_width ? "misaligned" : range_refusal(r->off, r->amo_width));
         return;
     }
     gas_amo_op_t op = (gas_amo_op_t)r->amo_op;

@@ -157,6 +157,11 @@ struct gas_udp_chan {
     /* receive stream */
     struct gas_udp_rxwin rx;
     struct gas_udp_cont rx_cont; /* what the peer's next CONT continues */
+    struct {                     /* the peer's last put refused whole: its later */
+        uint32_t op;             /* pieces (pos > 0) are dropped unwritten */
+        uint64_t start, total;
+        int set;
+    } rx_refused;
     unsigned char **held;        /* early datagrams, by seq & (rx.size - 1) */
     uint32_t *held_len;
     uint32_t ack_pending;        /* datagrams received since we last acknowledged */

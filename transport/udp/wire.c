@@ -4,12 +4,14 @@
 size_t gas_udp_rec_fixed(unsigned type, unsigned flags)
 {
     switch (type) {
-    case GAS_UDP_R_PUT: return GAS_UDP_REC_LEN + (flags & GAS_UDP_RF_SIGNAL ? 16 : 0);
+    case GAS_UDP_R_PUT:
+        return GAS_UDP_REC_LEN + (flags & GAS_UDP_RF_WHOLE ? 16 : 0) +
+               (flags & GAS_UDP_RF_SIGNAL ? 16 : 0);
     case GAS_UDP_R_CONT: return GAS_UDP_CONT_LEN + (flags & GAS_UDP_RF_SIGNAL ? 16 : 0);
-    case GAS_UDP_R_GET: return GAS_UDP_REC_LEN + 16;
+    case GAS_UDP_R_GET: return GAS_UDP_REC_LEN + 24;
     case GAS_UDP_R_AMO: return GAS_UDP_REC_LEN + 24;
     case GAS_UDP_R_AMO_REPLY: return GAS_UDP_REC_LEN + 8;
-    case GAS_UDP_R_ERR: return GAS_UDP_REC_LEN + 8;
+    case GAS_UDP_R_ERR: return GAS_UDP_REC_LEN + 16;
     default: return GAS_UDP_REC_LEN;
     }
 }
@@ -53,6 +55,11 @@ unsigned char *gas_udp_rec_write(unsigned char *p, const struct gas_udp_rec *r)
     unsigned char *f = p + GAS_UDP_REC_LEN;
     switch (r->type) {
     case GAS_UDP_R_PUT:
+        if (r->flags & GAS_UDP_RF_WHOLE) {
+            gas_udp_st64(f, r->pos);
+            gas_udp_st64(f + 8, r->total);
+            f += 16;
+        }
         if (r->flags & GAS_UDP_RF_SIGNAL) {
             gas_udp_st64(f, r->a);
             gas_udp_st64(f + 8, r->b);
@@ -62,6 +69,7 @@ unsigned char *gas_udp_rec_write(unsigned char *p, const struct gas_udp_rec *r)
         gas_udp_st32(f, (uint32_t)r->a);
         gas_udp_st32(f + 4, 0);
         gas_udp_st64(f + 8, r->b);
+        gas_udp_st64(f + 16, r->total);
         break;
     case GAS_UDP_R_AMO:
         gas_udp_st64(f, r->a);
@@ -75,7 +83,8 @@ unsigned char *gas_udp_rec_write(unsigned char *p, const struct gas_udp_rec *r)
         break;
     case GAS_UDP_R_ERR:
         gas_udp_st32(f, (uint32_t)(int32_t)(int64_t)r->a);
-        gas_udp_st32(f + 4, (uint32_t)r->b);
+        gas_udp_st32(f + 4, 0);
+        gas_udp_st64(f + 8, r->b);
         break;
     default:
         break;
@@ -95,11 +104,14 @@ static int rec_decode(const unsigned char *buf, size_t len, size_t pos, struct g
     r->dlen = gas_udp_ld16(p + 2);
     r->op = 0;
     r->off = 0;
+    r->pos = r->total = 0;
     if (r->type == 0 || r->type >= GAS_UDP_R_COUNT)
         return 0;
     if (r->type == GAS_UDP_R_CONT &&
         (r->flags & ~(GAS_UDP_RF_FINAL | GAS_UDP_RF_SIGNAL | GAS_UDP_RF_SIG_ADD)))
         return 0;
+    if (r->type == GAS_UDP_R_PUT && !(r->flags & (GAS_UDP_RF_FINAL | GAS_UDP_RF_WHOLE)))
+        return 0; /* a piece that is not its whole put names the put's range */
     size_t fixed = gas_udp_rec_fixed(r->type, r->flags);
     if (len - pos < fixed || len - pos - fixed < r->dlen)
         return 0;
@@ -123,6 +135,12 @@ static int rec_decode(const unsigned char *buf, size_t len, size_t pos, struct g
     const unsigned char *f = p + GAS_UDP_REC_LEN;
     switch (r->type) {
     case GAS_UDP_R_PUT:
+        r->total = r->dlen;
+        if (r->flags & GAS_UDP_RF_WHOLE) {
+            r->pos = gas_udp_ld64(f);
+            r->total = gas_udp_ld64(f + 8);
+            f += 16;
+        }
         if (r->flags & GAS_UDP_RF_SIGNAL) {
             r->a = gas_udp_ld64(f);
             r->b = gas_udp_ld64(f + 8);
@@ -130,7 +148,8 @@ static int rec_decode(const unsigned char *buf, size_t len, size_t pos, struct g
         break;
     case GAS_UDP_R_GET:
         r->a = gas_udp_ld32(f);
-        r->b = gas_udp_ld64(f + 8);
+        r->b = r->pos = gas_udp_ld64(f + 8);
+        r->total = gas_udp_ld64(f + 16);
         break;
     case GAS_UDP_R_AMO:
         r->a = gas_udp_ld64(f);
@@ -143,7 +162,7 @@ static int rec_decode(const unsigned char *buf, size_t len, size_t pos, struct g
         break;
     case GAS_UDP_R_ERR:
         r->a = (uint64_t)(int64_t)(int32_t)gas_udp_ld32(f);
-        r->b = gas_udp_ld32(f + 4);
+        r->b = gas_udp_ld64(f + 8);
         break;
     default:
         break;
@@ -161,12 +180,16 @@ int gas_udp_cont_step(struct gas_udp_cont *c, struct gas_udp_rec *r)
         r->type = c->type;
         r->op = c->op;
         r->off = c->off;
+        r->pos = c->pos;
+        r->total = c->total;
     }
     if ((r->type == GAS_UDP_R_PUT && !(r->flags & GAS_UDP_RF_FINAL)) ||
         r->type == GAS_UDP_R_GET_REPLY) {
         c->type = r->type;
         c->op = r->op;
         c->off = r->off <= UINT64_MAX - r->dlen ? r->off + r->dlen : UINT64_MAX;
+        c->pos = r->pos <= UINT64_MAX - r->dlen ? r->pos + r->dlen : UINT64_MAX;
+        c->total = r->total;
     } else {
         c->type = 0;
     }

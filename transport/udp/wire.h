@@ -1,5 +1,5 @@
 /*
- * wire.h - the udp transport's datagram format, version 3 (docs/udp-wire.md).
+ * wire.h - the udp transport's datagram format, version 4 (docs/udp-wire.md).
  *
  * A datagram is a 32-byte header and zero or more records; integers are
  * little-endian.  The header carries the job key, the source rank, this
@@ -27,7 +27,10 @@
  *    32   8  sack       NOSEQ only: bit i, number ack + 1 + i arrived early and is held
  *
  *   record: type u8, flags u8, dlen u16 (data bytes at the end), op u32,
- *           off u64, then a fixed part by type, then dlen data bytes.
+ *           off u64, then a fixed part by type, then dlen data bytes.  A PUT
+ *           that is not its whole operation (WHOLE) and every GET name the
+ *           operation's whole range: the piece's position in it and its
+ *           total length, so the target decides on the whole operation.
  *   CONT record: type u8, flags u8, dlen u16, then (SIGNAL) the signal, then
  *           data: the next piece of the PUT or GET_REPLY just before it in
  *           the stream (same op, at the offset that follows it).
@@ -39,7 +42,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define GAS_UDP_VERSION 3   /* 3: every piece of a put-with-signal names the signal */
+#define GAS_UDP_VERSION 4   /* 4: puts and gets name their whole range (WHOLE, GET total) */
 #define GAS_UDP_HDR_LEN 32           /* numbered datagrams: records follow */
 #define GAS_UDP_ACK_LEN 40           /* a standalone acknowledgement (NOSEQ) */
 #define GAS_UDP_REC_LEN 16
@@ -48,10 +51,10 @@
 #define GAS_UDP_MAX_DGRAM 65507
 #define GAS_UDP_MIN_FRAG 256         /* a put is not cut into pieces smaller than this */
 /* The smallest datagram (UDP payload) a rank sends or accepts: the header, the
- * largest fixed part of a record that carries data (PUT with a signal, 32)
- * and its smallest piece.  Plus IPv4 and UDP headers it is the least
- * GAS_UDP_MTU (GAS_RT_UDP_MTU_MIN, 348) and the least interface MTU. */
-#define GAS_UDP_MIN_DGRAM (GAS_UDP_HDR_LEN + GAS_UDP_REC_LEN + 16 + GAS_UDP_MIN_FRAG)
+ * largest fixed part of a record that carries data (PUT with WHOLE and a
+ * signal, 48) and its smallest piece.  Plus IPv4 and UDP headers it is the
+ * least GAS_UDP_MTU (GAS_RT_UDP_MTU_MIN, 364) and the least interface MTU. */
+#define GAS_UDP_MIN_DGRAM (GAS_UDP_HDR_LEN + GAS_UDP_REC_LEN + 32 + GAS_UDP_MIN_FRAG)
 #define GAS_UDP_MIN_MTU (GAS_UDP_MIN_DGRAM + GAS_UDP_IP_UDP_OVERHEAD)
 
 enum {
@@ -79,7 +82,10 @@ enum {
     GAS_UDP_RF_FINAL = 1,   /* last record of its operation: answer DONE/ERR if op != 0 */
     GAS_UDP_RF_SIGNAL = 2,  /* PUT: names a signal word, checked on every piece, applied
                              * after the data of the FINAL one */
-    GAS_UDP_RF_SIG_ADD = 4  /* PUT: the signal is added, else set */
+    GAS_UDP_RF_SIG_ADD = 4, /* PUT: the signal is added, else set */
+    GAS_UDP_RF_WHOLE = 8    /* PUT (not CONT): the fixed part starts with the whole
+                             * operation's range (position u64, total u64); without
+                             * it a PUT record is its whole operation */
 };
 
 struct gas_udp_hdr {
@@ -91,7 +97,8 @@ struct gas_udp_hdr {
 };
 
 /* A decoded record; which of a/b are used depends on the type.  A CONT
- * record decodes with op and off 0 until gas_udp_cont_step resolves it. */
+ * record decodes with op, off, pos and total 0 until gas_udp_cont_step
+ * resolves it. */
 struct gas_udp_rec {
     uint8_t type, flags;
     uint16_t dlen;
@@ -99,6 +106,9 @@ struct gas_udp_rec {
     uint64_t off;
     uint64_t a;   /* PUT+SIGNAL: signal offset; GET: length; AMO: operand; AMO_REPLY: value; ERR: status */
     uint64_t b;   /* PUT+SIGNAL: signal value; GET: byte of the get this asks for; AMO: compare; ERR: length */
+    uint64_t pos, total; /* PUT, GET: where the piece starts in its operation, which
+                          * spans [off - pos, off - pos + total) (a PUT without
+                          * WHOLE: 0 and dlen) */
     uint8_t amo_op, amo_width;
     const unsigned char *data;
 };
@@ -121,20 +131,21 @@ size_t gas_udp_rec_fixed(unsigned type, unsigned flags);
 
 /*
  * Which record a CONT continues, on one side of one stream: the PUT piece
- * (without FINAL) or GET_REPLY that came last, its op and the offset right
- * after it; type 0 when the last record was anything else.
+ * (without FINAL) or GET_REPLY that came last, its op, the offset right
+ * after it, and (PUT) its operation's range: the position after it and the
+ * total; type 0 when the last record was anything else.
  */
 struct gas_udp_cont {
     uint8_t type;
     uint32_t op;
-    uint64_t off;
+    uint64_t off, pos, total;
 };
 
 /*
- * Resolve a record in stream order: a CONT takes the type, op and offset
- * from *c (0 when it continues nothing, or has flags on a GET_REPLY); then
- * *c moves past the record.  The offset after a piece saturates at
- * UINT64_MAX, which no range check accepts.
+ * Resolve a record in stream order: a CONT takes the type, op, offset and
+ * operation range from *c (0 when it continues nothing, or has flags on a
+ * GET_REPLY); then *c moves past the record.  The offset and position after
+ * a piece saturate at UINT64_MAX, which no range check accepts.
  */
 int gas_udp_cont_step(struct gas_udp_cont *c, struct gas_udp_rec *r);
 
