@@ -997,9 +997,13 @@ GAS_EXPORT gas_status_t gas_scatter(gas_team_t team, void *dst, const void *src,
                                     gas_dtype_t type, int root);
 
 /*
- * Non-blocking forms: start the collective and return a handle that
+ * Non-blocking forms, one per collective (same arguments, then handle_p):
+ * start the collective and return a handle that
  * gas_wait()/gas_test() complete (GAS_HANDLE_NULL when it completed at once,
- * e.g. on a team of one, and when the call itself fails, as for gas_put_nb).  The buffers must not be touched until then.
+ * e.g. on a team of one, and when the call itself fails, as for gas_put_nb).
+ * The data buffers must not be touched until then; the counts and displs
+ * vectors of the v forms are read before the call returns and may be reused
+ * at once.
  * Progress is made inside gas_test/gas_wait and inside every other libgas
  * call that waits (a blocking collective, gas_get, gas_wait_until, ...).
  * Several may be outstanding; on one team they complete in call order, and a
@@ -1018,6 +1022,27 @@ GAS_EXPORT gas_status_t gas_broadcast_nb(gas_team_t team, void *buf, size_t coun
 GAS_EXPORT gas_status_t gas_allreduce_nb(gas_team_t team, void *dst, const void *src,
                                          size_t count, gas_dtype_t type, gas_redop_t op,
                                          gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_reduce_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                      gas_dtype_t type, gas_redop_t op, int root,
+                                      gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_allgather_nb(gas_team_t team, void *dst, const void *src,
+                                         size_t count, gas_dtype_t type, gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_allgatherv_nb(gas_team_t team, void *dst, const void *src,
+                                          const size_t *counts, const size_t *displs,
+                                          gas_dtype_t type, gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_alltoall_nb(gas_team_t team, void *dst, const void *src,
+                                        size_t count, gas_dtype_t type, gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_alltoallv_nb(gas_team_t team, void *dst, const size_t *dst_counts,
+                                         const size_t *dst_displs, const void *src,
+                                         const size_t *src_counts, const size_t *src_displs,
+                                         gas_dtype_t type, gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_reduce_scatter_nb(gas_team_t team, void *dst, const void *src,
+                                              size_t count, gas_dtype_t type, gas_redop_t op,
+                                              gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_gather_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                      gas_dtype_t type, int root, gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_scatter_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                       gas_dtype_t type, int root, gas_handle_t *handle_p);
 
 /* ------------------------------------------------------------------------ */
 /* Collective algorithms                                                     */

@@ -130,6 +130,17 @@ static gas_status_t launch(struct call *c, gas_handle_t *handle_p)
     return handle_p ? gas_co_start_nb(s, handle_p) : gas_co_run(s);
 }
 
+/* Run s, built by the caller, or start it into *handle_p (the _nb forms; a NULL
+ * handle_p there is refused and s freed). */
+static gas_status_t run_built(struct call *c, struct gas_co_sched *s, gas_handle_t *handle_p)
+{
+    if (c->nb && handle_p == NULL) {
+        gas_co_sched_free(s);
+        return refuse(c, gas_rt_error(GAS_ERR_INVALID, c->name, "handle_p is NULL"));
+    }
+    return c->nb ? gas_co_start_nb(s, handle_p) : gas_co_run(s);
+}
+
 /* ------------------------------------------------------------------------ */
 
 static gas_status_t barrier_in(const char *name, gas_team_t team, int nb, gas_handle_t *handle_p)
@@ -275,6 +286,21 @@ GAS_EXPORT gas_status_t gas_reduce(gas_team_t team, void *dst, const void *src, 
     GAS_GS_GATED("gas_reduce", api_reduce(team, dst, src, count, type, op, root));
 }
 
+static gas_status_t api_reduce_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                  gas_dtype_t type, gas_redop_t op, int root,
+                                  gas_handle_t *handle_p)
+{
+    return reduction("gas_reduce_nb", GAS_COLL_REDUCE, team, dst, src, count, type, op, root, 1,
+                     handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_reduce_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                      gas_dtype_t type, gas_redop_t op, int root,
+                                      gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_reduce_nb", api_reduce_nb(team, dst, src, count, type, op, root, handle_p));
+}
+
 static gas_status_t api_allreduce(gas_team_t team, void *dst, const void *src, size_t count,
                                   gas_dtype_t type, gas_redop_t op)
 {
@@ -303,11 +329,12 @@ GAS_EXPORT gas_status_t gas_allreduce_nb(gas_team_t team, void *dst, const void 
     GAS_GS_GATED("gas_allreduce_nb", api_allreduce_nb(team, dst, src, count, type, op, handle_p));
 }
 
-static gas_status_t reduce_scatter_in(gas_team_t team, void *dst, const void *src,
-                                      size_t count, gas_dtype_t type, gas_redop_t op)
+static gas_status_t reduce_scatter_in(const char *name, gas_team_t team, void *dst,
+                                      const void *src, size_t count, gas_dtype_t type,
+                                      gas_redop_t op, int nb, gas_handle_t *handle_p)
 {
-    struct call c = {.name = "gas_reduce_scatter", .team = team, .coll = GAS_COLL_REDUCE_SCATTER,
-                     .type = type, .op = op, .reduces = 1, .root = -1, .hashcount = count};
+    struct call c = {.name = name, .team = team, .coll = GAS_COLL_REDUCE_SCATTER, .type = type,
+                     .op = op, .reduces = 1, .root = -1, .hashcount = count, .nb = nb};
     size_t all = 0;
     gas_status_t st = check_blocks(&c, count, &all);
     if (st != GAS_OK)
@@ -318,16 +345,24 @@ static gas_status_t reduce_scatter_in(gas_team_t team, void *dst, const void *sr
         (st = need(&c, dst, c.bytes, "dst")) != GAS_OK)
         return st;
     c.a = (struct gas_co_args){.dst = dst, .src = src, .count = count, .es = c.a.es};
-    return launch(&c, NULL);
+    return launch(&c, handle_p);
+}
+
+static gas_status_t reduce_scatter(const char *name, gas_team_t team, void *dst, const void *src,
+                                   size_t count, gas_dtype_t type, gas_redop_t op, int nb,
+                                   gas_handle_t *handle_p)
+{
+    handle_clear(handle_p);
+    gas_status_t st = gas_co_call_enter(name, team);
+    return st != GAS_OK ? st
+                        : gas_co_call_leave(team, reduce_scatter_in(name, team, dst, src, count,
+                                                                    type, op, nb, handle_p));
 }
 
 static gas_status_t api_reduce_scatter(gas_team_t team, void *dst, const void *src,
                                        size_t count, gas_dtype_t type, gas_redop_t op)
 {
-    gas_status_t st = gas_co_call_enter("gas_reduce_scatter", team);
-    return st != GAS_OK ? st
-                        : gas_co_call_leave(team, reduce_scatter_in(team, dst, src, count, type,
-                                                                    op));
+    return reduce_scatter("gas_reduce_scatter", team, dst, src, count, type, op, 0, NULL);
 }
 
 GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const void *src,
@@ -336,13 +371,28 @@ GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const voi
     GAS_GS_GATED("gas_reduce_scatter", api_reduce_scatter(team, dst, src, count, type, op));
 }
 
+static gas_status_t api_reduce_scatter_nb(gas_team_t team, void *dst, const void *src,
+                                          size_t count, gas_dtype_t type, gas_redop_t op,
+                                          gas_handle_t *handle_p)
+{
+    return reduce_scatter("gas_reduce_scatter_nb", team, dst, src, count, type, op, 1, handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_reduce_scatter_nb(gas_team_t team, void *dst, const void *src,
+                                              size_t count, gas_dtype_t type, gas_redop_t op,
+                                              gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_reduce_scatter_nb",
+                 api_reduce_scatter_nb(team, dst, src, count, type, op, handle_p));
+}
+
 /* allgather, gather (root >= 0), alltoall, scatter: blocks of count elements. */
 static gas_status_t blocked_in(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
                                const void *src, size_t count, gas_dtype_t type, int rooted,
-                               int root)
+                               int root, int nb, gas_handle_t *handle_p)
 {
     struct call c = {.name = name, .team = team, .coll = coll, .type = type, .rooted = rooted,
-                     .root = rooted ? root : -1, .hashcount = count};
+                     .root = rooted ? root : -1, .hashcount = count, .nb = nb};
     size_t all = 0;
     gas_status_t st = check_blocks(&c, count, &all);
     if (st != GAS_OK)
@@ -379,24 +429,26 @@ static gas_status_t blocked_in(const char *name, gas_coll_t coll, gas_team_t tea
         }
         struct gas_co_grp g = {.n = team->size, .me = me, .map = NULL};
         gas_co_builder(coll, alg)(s, &g, &c.a);
-        return gas_co_run(s);
+        return run_built(&c, s, handle_p);
     }
-    return launch(&c, NULL);
+    return launch(&c, handle_p);
 }
 
 static gas_status_t blocked(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
-                            const void *src, size_t count, gas_dtype_t type, int rooted, int root)
+                            const void *src, size_t count, gas_dtype_t type, int rooted, int root,
+                            int nb, gas_handle_t *handle_p)
 {
+    handle_clear(handle_p);
     gas_status_t st = gas_co_call_enter(name, team);
     return st != GAS_OK ? st
                         : gas_co_call_leave(team, blocked_in(name, coll, team, dst, src, count,
-                                                             type, rooted, root));
+                                                             type, rooted, root, nb, handle_p));
 }
 
 static gas_status_t api_allgather(gas_team_t team, void *dst, const void *src, size_t count,
                                   gas_dtype_t type)
 {
-    return blocked("gas_allgather", GAS_COLL_ALLGATHER, team, dst, src, count, type, 0, 0);
+    return blocked("gas_allgather", GAS_COLL_ALLGATHER, team, dst, src, count, type, 0, 0, 0, NULL);
 }
 
 GAS_EXPORT gas_status_t gas_allgather(gas_team_t team, void *dst, const void *src, size_t count,
@@ -405,10 +457,17 @@ GAS_EXPORT gas_status_t gas_allgather(gas_team_t team, void *dst, const void *sr
     GAS_GS_GATED("gas_allgather", api_allgather(team, dst, src, count, type));
 }
 
+GAS_EXPORT gas_status_t gas_allgather_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                         gas_dtype_t type, gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_allgather_nb", blocked("gas_allgather_nb", GAS_COLL_ALLGATHER, team, dst, src, count, type, 0,
+                                        0, 1, handle_p));
+}
+
 static gas_status_t api_alltoall(gas_team_t team, void *dst, const void *src, size_t count,
                                  gas_dtype_t type)
 {
-    return blocked("gas_alltoall", GAS_COLL_ALLTOALL, team, dst, src, count, type, 0, 0);
+    return blocked("gas_alltoall", GAS_COLL_ALLTOALL, team, dst, src, count, type, 0, 0, 0, NULL);
 }
 
 GAS_EXPORT gas_status_t gas_alltoall(gas_team_t team, void *dst, const void *src, size_t count,
@@ -417,10 +476,17 @@ GAS_EXPORT gas_status_t gas_alltoall(gas_team_t team, void *dst, const void *src
     GAS_GS_GATED("gas_alltoall", api_alltoall(team, dst, src, count, type));
 }
 
+GAS_EXPORT gas_status_t gas_alltoall_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                        gas_dtype_t type, gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_alltoall_nb", blocked("gas_alltoall_nb", GAS_COLL_ALLTOALL, team, dst, src, count, type, 0,
+                                        0, 1, handle_p));
+}
+
 static gas_status_t api_gather(gas_team_t team, void *dst, const void *src, size_t count,
                                gas_dtype_t type, int root)
 {
-    return blocked("gas_gather", GAS_COLL_GATHER, team, dst, src, count, type, 1, root);
+    return blocked("gas_gather", GAS_COLL_GATHER, team, dst, src, count, type, 1, root, 0, NULL);
 }
 
 GAS_EXPORT gas_status_t gas_gather(gas_team_t team, void *dst, const void *src, size_t count,
@@ -429,16 +495,30 @@ GAS_EXPORT gas_status_t gas_gather(gas_team_t team, void *dst, const void *src, 
     GAS_GS_GATED("gas_gather", api_gather(team, dst, src, count, type, root));
 }
 
+GAS_EXPORT gas_status_t gas_gather_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                      gas_dtype_t type, int root, gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_gather_nb", blocked("gas_gather_nb", GAS_COLL_GATHER, team, dst, src, count, type, 1,
+                                        root, 1, handle_p));
+}
+
 static gas_status_t api_scatter(gas_team_t team, void *dst, const void *src, size_t count,
                                 gas_dtype_t type, int root)
 {
-    return blocked("gas_scatter", GAS_COLL_SCATTER, team, dst, src, count, type, 1, root);
+    return blocked("gas_scatter", GAS_COLL_SCATTER, team, dst, src, count, type, 1, root, 0, NULL);
 }
 
 GAS_EXPORT gas_status_t gas_scatter(gas_team_t team, void *dst, const void *src, size_t count,
                                     gas_dtype_t type, int root)
 {
     GAS_GS_GATED("gas_scatter", api_scatter(team, dst, src, count, type, root));
+}
+
+GAS_EXPORT gas_status_t gas_scatter_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                       gas_dtype_t type, int root, gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_scatter_nb", blocked("gas_scatter_nb", GAS_COLL_SCATTER, team, dst, src, count, type, 1,
+                                        root, 1, handle_p));
 }
 
 /* Sum of counts[i] * es and packed displacements when displs is NULL. */
@@ -471,11 +551,12 @@ static gas_status_t vector(struct call *c, const size_t *counts, const size_t *d
     return GAS_OK;
 }
 
-static gas_status_t allgatherv_in(gas_team_t team, void *dst, const void *src,
-                                  const size_t *counts, const size_t *displs, gas_dtype_t type)
+static gas_status_t allgatherv_in(const char *name, gas_team_t team, void *dst,
+                                  const void *src, const size_t *counts, const size_t *displs,
+                                  gas_dtype_t type, int nb, gas_handle_t *handle_p)
 {
-    struct call c = {.name = "gas_allgatherv", .team = team, .coll = GAS_COLL_ALLGATHERV,
-                     .type = type, .root = -1};
+    struct call c = {.name = name, .team = team, .coll = GAS_COLL_ALLGATHERV, .type = type,
+                     .root = -1, .nb = nb};
     gas_status_t st = check_common(&c);
     if (st != GAS_OK)
         return st;
@@ -509,17 +590,25 @@ static gas_status_t allgatherv_in(gas_team_t team, void *dst, const void *src,
     c.a = (struct gas_co_args){.dst = dst, .src = src, .es = es, .counts = counts, .displs = d};
     struct gas_co_grp g = {.n = team->size, .me = team->rank, .map = NULL};
     gas_co_builder(c.coll, alg)(s, &g, &c.a);
-    return gas_co_run(s);
+    return run_built(&c, s, handle_p);
+}
+
+static gas_status_t allgatherv(const char *name, gas_team_t team, void *dst, const void *src,
+                               const size_t *counts, const size_t *displs, gas_dtype_t type,
+                               int nb, gas_handle_t *handle_p)
+{
+    handle_clear(handle_p);
+    gas_status_t st = gas_co_call_enter(name, team);
+    return st != GAS_OK ? st
+                        : gas_co_call_leave(team, allgatherv_in(name, team, dst, src, counts,
+                                                                displs, type, nb, handle_p));
 }
 
 static gas_status_t api_allgatherv(gas_team_t team, void *dst, const void *src,
                                    const size_t *counts, const size_t *displs,
                                    gas_dtype_t type)
 {
-    gas_status_t st = gas_co_call_enter("gas_allgatherv", team);
-    return st != GAS_OK ? st
-                        : gas_co_call_leave(team, allgatherv_in(team, dst, src, counts, displs,
-                                                                type));
+    return allgatherv("gas_allgatherv", team, dst, src, counts, displs, type, 0, NULL);
 }
 
 GAS_EXPORT gas_status_t gas_allgatherv(gas_team_t team, void *dst, const void *src,
@@ -529,13 +618,29 @@ GAS_EXPORT gas_status_t gas_allgatherv(gas_team_t team, void *dst, const void *s
     GAS_GS_GATED("gas_allgatherv", api_allgatherv(team, dst, src, counts, displs, type));
 }
 
-static gas_status_t alltoallv_in(gas_team_t team, void *dst, const size_t *dst_counts,
-                                 const size_t *dst_displs, const void *src,
-                                 const size_t *src_counts, const size_t *src_displs,
-                                 gas_dtype_t type)
+static gas_status_t api_allgatherv_nb(gas_team_t team, void *dst, const void *src,
+                                      const size_t *counts, const size_t *displs,
+                                      gas_dtype_t type, gas_handle_t *handle_p)
 {
-    struct call c = {.name = "gas_alltoallv", .team = team, .coll = GAS_COLL_ALLTOALLV,
-                     .type = type, .root = -1};
+    return allgatherv("gas_allgatherv_nb", team, dst, src, counts, displs, type, 1, handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_allgatherv_nb(gas_team_t team, void *dst, const void *src,
+                                          const size_t *counts, const size_t *displs,
+                                          gas_dtype_t type, gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_allgatherv_nb",
+                 api_allgatherv_nb(team, dst, src, counts, displs, type, handle_p));
+}
+
+static gas_status_t alltoallv_in(const char *name, gas_team_t team, void *dst,
+                                 const size_t *dst_counts, const size_t *dst_displs,
+                                 const void *src, const size_t *src_counts,
+                                 const size_t *src_displs, gas_dtype_t type, int nb,
+                                 gas_handle_t *handle_p)
+{
+    struct call c = {.name = name, .team = team, .coll = GAS_COLL_ALLTOALLV, .type = type,
+                     .root = -1, .nb = nb};
     gas_status_t st = check_common(&c);
     if (st != GAS_OK)
         return st;
@@ -549,7 +654,7 @@ static gas_status_t alltoallv_in(gas_team_t team, void *dst, const size_t *dst_c
     if (st == GAS_OK)
         st = vector(&c, src_counts, src_displs, "src", &sd, &stotal, s);
     if (st == GAS_OK && src == GAS_IN_PLACE)
-        st = gas_rt_error(GAS_ERR_INVALID, c.name, "gas_alltoallv has no in-place form");
+        st = gas_rt_error(GAS_ERR_INVALID, c.name, "%s has no in-place form", c.name);
     st = refuse(&c, st);
     if (st == GAS_OK && (st = need(&c, dst, rtotal, "dst")) == GAS_OK)
         st = need(&c, src, stotal, "src");
@@ -561,7 +666,20 @@ static gas_status_t alltoallv_in(gas_team_t team, void *dst, const size_t *dst_c
                                .displs = rd, .scounts = src_counts, .sdispls = sd};
     struct gas_co_grp g = {.n = team->size, .me = team->rank, .map = NULL};
     gas_co_builder(c.coll, alg)(s, &g, &c.a);
-    return gas_co_run(s);
+    return run_built(&c, s, handle_p);
+}
+
+static gas_status_t alltoallv(const char *name, gas_team_t team, void *dst,
+                              const size_t *dst_counts, const size_t *dst_displs, const void *src,
+                              const size_t *src_counts, const size_t *src_displs,
+                              gas_dtype_t type, int nb, gas_handle_t *handle_p)
+{
+    handle_clear(handle_p);
+    gas_status_t st = gas_co_call_enter(name, team);
+    return st != GAS_OK ? st
+                        : gas_co_call_leave(team, alltoallv_in(name, team, dst, dst_counts,
+                                                               dst_displs, src, src_counts,
+                                                               src_displs, type, nb, handle_p));
 }
 
 static gas_status_t api_alltoallv(gas_team_t team, void *dst, const size_t *dst_counts,
@@ -569,11 +687,8 @@ static gas_status_t api_alltoallv(gas_team_t team, void *dst, const size_t *dst_
                                   const size_t *src_counts, const size_t *src_displs,
                                   gas_dtype_t type)
 {
-    gas_status_t st = gas_co_call_enter("gas_alltoallv", team);
-    return st != GAS_OK ? st
-                        : gas_co_call_leave(team, alltoallv_in(team, dst, dst_counts, dst_displs,
-                                                               src, src_counts, src_displs,
-                                                               type));
+    return alltoallv("gas_alltoallv", team, dst, dst_counts, dst_displs, src, src_counts,
+                     src_displs, type, 0, NULL);
 }
 
 GAS_EXPORT gas_status_t gas_alltoallv(gas_team_t team, void *dst, const size_t *dst_counts,
@@ -583,6 +698,24 @@ GAS_EXPORT gas_status_t gas_alltoallv(gas_team_t team, void *dst, const size_t *
 {
     GAS_GS_GATED("gas_alltoallv",
                  api_alltoallv(team, dst, dst_counts, dst_displs, src, src_counts, src_displs, type));
+}
+
+static gas_status_t api_alltoallv_nb(gas_team_t team, void *dst, const size_t *dst_counts,
+                                     const size_t *dst_displs, const void *src,
+                                     const size_t *src_counts, const size_t *src_displs,
+                                     gas_dtype_t type, gas_handle_t *handle_p)
+{
+    return alltoallv("gas_alltoallv_nb", team, dst, dst_counts, dst_displs, src, src_counts,
+                     src_displs, type, 1, handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_alltoallv_nb(gas_team_t team, void *dst, const size_t *dst_counts,
+                                         const size_t *dst_displs, const void *src,
+                                         const size_t *src_counts, const size_t *src_displs,
+                                         gas_dtype_t type, gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_alltoallv_nb", api_alltoallv_nb(team, dst, dst_counts, dst_displs, src,
+                                                      src_counts, src_displs, type, handle_p));
 }
 
 /* For team creation: an allgather of `bytes` bytes per rank. */

@@ -27,7 +27,9 @@
  * collectives, which must fail with a clear message.
  *
  * `test_coll --quick` keeps only the small counts (for the udp, hierarchical
- * and sanitizer runs).
+ * and sanitizer runs); `--nb` runs the matrix through the _nb forms, each
+ * completed by gas_wait or a gas_test loop (allgatherv's vectors scribbled
+ * on before the wait: they are read by the call).
  */
 #include "check.h"
 
@@ -45,6 +47,7 @@ struct tteam {
 static struct tteam teams[NTEAMS_MAX];
 static int nteams;
 static int quick;
+static int use_nb;          /* --nb: the matrix through the _nb forms */
 static uint64_t callno;     /* advances identically on every rank */
 
 static const gas_dtype_t all_types[] = {GAS_INT8, GAS_UINT8, GAS_INT16, GAS_UINT16, GAS_INT32,
@@ -244,6 +247,31 @@ static void poison(void *p, size_t n)
     if (st_ != GAS_OK) { FAIL("%s: %s returned %s: %s", what, #call, gas_strerror(st_), gas_last_error()); \
         test_die("a collective failed"); } } while (0)
 
+/*
+ * One collective of the matrix: the blocking call, or with --nb its _nb form
+ * (given &nb_h) completed by gas_wait, or by a gas_test loop on odd calls.
+ */
+static gas_handle_t nb_h;
+static void nb_finish(void)
+{
+    int done = 0;
+    if (callno % 2)
+        while (!done)
+            ST(gas_test(nb_h, &done));
+    else
+        ST(gas_wait(nb_h));
+}
+#define COLL(blocking, nonblocking)                                                                \
+    do {                                                                                           \
+        if (use_nb) {                                                                              \
+            nb_h = GAS_HANDLE_NULL;                                                                \
+            ST(nonblocking);                                                                       \
+            nb_finish();                                                                           \
+        } else {                                                                                   \
+            ST(blocking);                                                                          \
+        }                                                                                          \
+    } while (0)
+
 static void t_barrier(const struct tteam *tt, const char *alg, gas_ptr_t stamps)
 {
     /* each member puts the call number into the next member's stamp (nbi): the barrier completes it */
@@ -253,7 +281,7 @@ static void t_barrier(const struct tteam *tt, const char *alg, gas_ptr_t stamps)
     gas_ptr_t slot;
     MUST(gas_ptr_index(stamps, 8, (uint64_t)next, &slot));
     ST(gas_put_nbi(slot, &v, 8));
-    ST(gas_team_barrier(tt->team));
+    COLL(gas_team_barrier(tt->team), gas_team_barrier_nb(tt->team, &nb_h));
     gas_ptr_t mine;
     MUST(gas_ptr_index(stamps, 8, (uint64_t)t_rank, &mine));
     uint64_t got = __atomic_load_n((uint64_t *)gas_ptr_local(mine), __ATOMIC_ACQUIRE);
@@ -272,7 +300,8 @@ static void t_bcast(const struct tteam *tt, const char *alg, gas_dtype_t t, size
         fill(buf, t, count, tt->world[root], salt, GAS_OP_SUM);
     else
         poison(buf, count * es);
-    ST(gas_broadcast(tt->team, buf, count, t, root));
+    COLL(gas_broadcast(tt->team, buf, count, t, root),
+         gas_broadcast_nb(tt->team, buf, count, t, root, &nb_h));
     check_block(buf, t, tt->world[root], 0, count, salt, what);
     free(buf);
 }
@@ -291,13 +320,17 @@ static void t_reduce(const struct tteam *tt, const char *alg, gas_dtype_t t, gas
     if (in_place && has) {
         memcpy(dst, src, count * es);
         if (all)
-            ST(gas_allreduce(tt->team, dst, GAS_IN_PLACE, count, t, op));
+            COLL(gas_allreduce(tt->team, dst, GAS_IN_PLACE, count, t, op),
+                 gas_allreduce_nb(tt->team, dst, GAS_IN_PLACE, count, t, op, &nb_h));
         else
-            ST(gas_reduce(tt->team, dst, GAS_IN_PLACE, count, t, op, root));
+            COLL(gas_reduce(tt->team, dst, GAS_IN_PLACE, count, t, op, root),
+                 gas_reduce_nb(tt->team, dst, GAS_IN_PLACE, count, t, op, root, &nb_h));
     } else if (all) {
-        ST(gas_allreduce(tt->team, dst, src, count, t, op));
+        COLL(gas_allreduce(tt->team, dst, src, count, t, op),
+             gas_allreduce_nb(tt->team, dst, src, count, t, op, &nb_h));
     } else {
-        ST(gas_reduce(tt->team, dst, src, count, t, op, root));
+        COLL(gas_reduce(tt->team, dst, src, count, t, op, root),
+             gas_reduce_nb(tt->team, dst, src, count, t, op, root, &nb_h));
     }
     if (has)
         check_reduced_all(dst, t, op, tt, count, 0, salt, what);
@@ -321,9 +354,11 @@ static void t_reduce_scatter(const struct tteam *tt, const char *alg, gas_dtype_
     poison(dst, all * es);
     if (in_place) {
         memcpy(dst, src, all * es);
-        ST(gas_reduce_scatter(tt->team, dst, GAS_IN_PLACE, count, t, op));
+        COLL(gas_reduce_scatter(tt->team, dst, GAS_IN_PLACE, count, t, op),
+             gas_reduce_scatter_nb(tt->team, dst, GAS_IN_PLACE, count, t, op, &nb_h));
     } else {
-        ST(gas_reduce_scatter(tt->team, dst, src, count, t, op));
+        COLL(gas_reduce_scatter(tt->team, dst, src, count, t, op),
+             gas_reduce_scatter_nb(tt->team, dst, src, count, t, op, &nb_h));
     }
     check_reduced_all(dst, t, op, tt, count, (uint64_t)tt->me * count, salt, what);
     free(src);
@@ -358,11 +393,25 @@ static void t_allgather(const struct tteam *tt, const char *alg, gas_dtype_t t, 
         s = GAS_IN_PLACE;
     }
     if (root >= 0)
-        ST(gas_gather(tt->team, tt->me == root ? dst : NULL, s, count, t, root));
-    else if (v)
+        COLL(gas_gather(tt->team, tt->me == root ? dst : NULL, s, count, t, root),
+             gas_gather_nb(tt->team, tt->me == root ? dst : NULL, s, count, t, root, &nb_h));
+    else if (v && use_nb) {
+        /* the vectors are read before the call returns: scribble on them before the wait */
+        size_t *c2 = xalloc(n * sizeof *c2), *d2 = xalloc(n * sizeof *d2);
+        memcpy(c2, counts, n * sizeof *c2);
+        memcpy(d2, displs, n * sizeof *d2);
+        nb_h = GAS_HANDLE_NULL;
+        ST(gas_allgatherv_nb(tt->team, dst, s, c2, d2, t, &nb_h));
+        memset(c2, 0xff, n * sizeof *c2);
+        memset(d2, 0xff, n * sizeof *d2);
+        nb_finish();
+        free(c2);
+        free(d2);
+    } else if (v)
         ST(gas_allgatherv(tt->team, dst, s, counts, displs, t));
     else
-        ST(gas_allgather(tt->team, dst, s, count, t));
+        COLL(gas_allgather(tt->team, dst, s, count, t),
+             gas_allgather_nb(tt->team, dst, s, count, t, &nb_h));
     if (root < 0 || tt->me == root)
         for (size_t i = 0; i < n; i++)
             check_block(dst + (v ? displs[i] : i * count) * es, t, tt->world[i], 0, counts[i],
@@ -382,7 +431,8 @@ static void t_scatter(const struct tteam *tt, const char *alg, gas_dtype_t t, si
     char *src = xalloc(n * count * es), *dst = xalloc(count * es);
     fill(src, t, n * count, tt->world[root], salt, GAS_OP_SUM);
     poison(dst, count * es);
-    ST(gas_scatter(tt->team, dst, tt->me == root ? src : NULL, count, t, root));
+    COLL(gas_scatter(tt->team, dst, tt->me == root ? src : NULL, count, t, root),
+         gas_scatter_nb(tt->team, dst, tt->me == root ? src : NULL, count, t, root, &nb_h));
     check_block(dst, t, tt->world[root], (uint64_t)tt->me * count, count, salt, what);
     free(src);
     free(dst);
@@ -419,12 +469,15 @@ static void t_alltoall(const struct tteam *tt, const char *alg, gas_dtype_t t, s
         }
     poison(dst, (rtot > stot ? rtot : stot) * es);
     if (v) {
-        ST(gas_alltoallv(tt->team, dst, rc, rd, src, sc, sd, t));
+        COLL(gas_alltoallv(tt->team, dst, rc, rd, src, sc, sd, t),
+             gas_alltoallv_nb(tt->team, dst, rc, rd, src, sc, sd, t, &nb_h));
     } else if (in_place) {
         memcpy(dst, src, stot * es);
-        ST(gas_alltoall(tt->team, dst, GAS_IN_PLACE, count, t));
+        COLL(gas_alltoall(tt->team, dst, GAS_IN_PLACE, count, t),
+             gas_alltoall_nb(tt->team, dst, GAS_IN_PLACE, count, t, &nb_h));
     } else {
-        ST(gas_alltoall(tt->team, dst, src, count, t));
+        COLL(gas_alltoall(tt->team, dst, src, count, t),
+             gas_alltoall_nb(tt->team, dst, src, count, t, &nb_h));
     }
     for (size_t j = 0; j < n; j++)
         check_block(dst + (v ? rd[j] : j * count) * es, t, tt->world[j],
@@ -876,7 +929,10 @@ static void check_team(const char *name, gas_team_t t, int want_n, const int *wa
 int main(int argc, char **argv)
 {
     test_begin("coll");
-    quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    for (int i = 1; i < argc; i++) {
+        quick |= strcmp(argv[i], "--quick") == 0;
+        use_nb |= strcmp(argv[i], "--nb") == 0;
+    }
     int n = t_nranks, me = t_rank;
     gas_ptr_t stamps;
     MUST(gas_malloc((size_t)n * 8, &stamps));
