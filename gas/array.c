@@ -327,6 +327,26 @@ static gas_status_t prefault_block(const char *call, uint64_t off, uint64_t len)
                         (unsigned long long)first_bad, a);
 }
 
+/*
+ * After a collective call's check found that the ranks' argument hashes h
+ * differ (every rank calls it then): " (rank R's differ from rank S's)",
+ * R the highest rank whose hash is not the smallest one and S the lowest
+ * whose hash is, into buf; "" when the two extra barriers fail.
+ */
+static void name_differing(const char *call, uint64_t h, char *buf, size_t cap)
+{
+    uint64_t hmin = 0, lo = 0, hi = 0;
+    buf[0] = '\0';
+    if (gas_gs_barrier_minmax(call, h, &hmin, NULL) != GAS_OK)
+        return;
+    uint64_t me = (uint64_t)gas_gs.rank;
+    if (gas_gs_barrier_minmax(call, h == hmin ? me : 1ull << 32 | me, &lo, &hi) != GAS_OK ||
+        !(hi >> 32))
+        return;
+    snprintf(buf, cap, " (rank %llu's differ from rank %llu's)",
+             (unsigned long long)(hi & 0xffffffffu), (unsigned long long)lo);
+}
+
 static gas_status_t malloc_in(const char *call, uint64_t nelems, size_t elem, gas_dist_t dist,
                               uint64_t block_elems, gas_ptr_t *array_p)
 {
@@ -343,14 +363,17 @@ static gas_status_t malloc_in(const char *call, uint64_t nelems, size_t elem, ga
     st = gas_gs_barrier_call(call, GAS_GS_CALL_MALLOC, h, &differ);
     if (st != GAS_OK)
         return st;
+    char who[64] = "";
+    if (differ)   /* every rank: the naming takes two more barriers */
+        name_differing(call, h, who, sizeof who);
     if (array_p == NULL)
         return gas_rt_error(GAS_ERR_INVALID, call, "array_p is NULL");
     if (differ)
         return gas_rt_error(GAS_ERR_INVALID, call,
-                            "the ranks passed different arguments (this rank: %llu x %zu bytes, "
-                            "distribution %d), or one passed a NULL array_p; all ranks must "
-                            "pass the same",
-                            (unsigned long long)nelems, elem, (int)dist);
+                            "the ranks passed different arguments%s (this rank: %llu x %zu "
+                            "bytes, distribution %d), or one passed a NULL array_p; all ranks "
+                            "must pass the same",
+                            who, (unsigned long long)nelems, elem, (int)dist);
     if (planned == GAS_ERR_NOSPACE) {
         char need[32], hint[400];
         gas_rt_format_bytes(need, sizeof need, nelems > UINT64_MAX / elem ? UINT64_MAX : nelems * elem);
@@ -431,10 +454,13 @@ static gas_status_t free_in(gas_ptr_t array)
     st = gas_gs_barrier_call("gas_free", GAS_GS_CALL_FREE, mix(0x6761735f66726565ull, array), &differ);
     if (st != GAS_OK)
         return st;
-    if (differ)
+    if (differ) {
+        char who[64];
+        name_differing("gas_free", mix(0x6761735f66726565ull, array), who, sizeof who);
         return gas_rt_error(GAS_ERR_INVALID, "gas_free",
-                            "the ranks passed different pointers (this rank: 0x%llx)",
+                            "the ranks passed different pointers%s (this rank: 0x%llx)", who,
                             (unsigned long long)array);
+    }
     if (array == GAS_NULL)
         return GAS_OK;
     size_t i = 0;

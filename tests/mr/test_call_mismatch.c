@@ -21,6 +21,17 @@ static const char *const names[] = {"gas_barrier", "gas_finalize", "gas_malloc",
                                     "gas_malloc"};
 static gas_ptr_t arr, spare;
 
+/* The last error names rank 0 and another rank as the pair whose arguments differ
+ * (rank 0 passed other arguments than every other rank). */
+static void check_named_pair(const char *what)
+{
+    const char *m = strstr(gas_last_error(), "(rank ");
+    unsigned a = 0, b = 0;
+    CHECK(m && sscanf(m, "(rank %u's differ from rank %u's)", &a, &b) == 2 &&
+              (a == 0) != (b == 0) && a < (unsigned)t_nranks && b < (unsigned)t_nranks,
+          "%s: the error does not name rank 0 and another rank: %s", what, gas_last_error());
+}
+
 static gas_status_t make_call(enum call c)
 {
     gas_ptr_t p = GAS_NULL;
@@ -93,7 +104,16 @@ int main(void)
     gas_status_t st = make_call(t_rank == 0 ? C_MALLOC : C_MALLOC_OTHER);
     CHECK(st == GAS_ERR_INVALID && strstr(gas_last_error(), "different arguments"),
           "gas_malloc with other sizes: %d (%s)", (int)st, gas_last_error());
+    if (t_nranks > 1)
+        check_named_pair("gas_malloc with other sizes");
     check_still_usable(ncases);
+    /* gas_free of different arrays: refused everywhere, the odd one named, nothing freed */
+    st = gas_free(t_rank == 0 ? spare : arr);
+    CHECK(st == GAS_ERR_INVALID && strstr(gas_last_error(), "different pointers"),
+          "gas_free of different arrays: %d (%s)", (int)st, gas_last_error());
+    if (t_nranks > 1)
+        check_named_pair("gas_free of different arrays");
+    check_still_usable(ncases + 1);
     CHECK_OK(gas_free(spare));
     CHECK_OK(gas_free(arr));
     return test_end();
