@@ -17,7 +17,8 @@
  *             up after 20 s (gas_test used never to learn of the failure).
  *   timeout   (2+ ranks; GAS_TIMEOUT=2s) the last rank sleeps 5 s before
  *             three one_shot allreduces, so the others time out in theirs
- *             (the first timeout's message names the late rank): every
+ *             (a rank whose own wait times out names the late rank; at least
+ *             one does, the others may learn of its timeout first): every
  *             call returns GAS_OK only with the right sum, the late rank's
  *             failures name the rank that timed out; after a world barrier
  *             (retried while it times out) five allreduces succeed with the
@@ -127,7 +128,7 @@ static void nb_mode(void)
 
 static void timeout_mode(void)
 {
-    int me = t_rank, n = t_nranks, late = n - 1, failed = 0;
+    int me = t_rank, n = t_nranks, late = n - 1, failed = 0, firsthand = 0;
     /* one_shot: every rank waits for every other's part directly, so each timeout names
      * the late rank (another algorithm may name a partner that waits for it in turn) */
     CHECK_OK(gas_coll_set_algorithm(GAS_COLL_ALLREDUCE, "one_shot"));
@@ -143,9 +144,14 @@ static void timeout_mode(void)
         if (st != GAS_OK && me == late)
             CHECK(strstr(gas_last_error(), "GAS_TIMEOUT") != NULL, "allreduce %d: the late rank's "
                   "failure does not name the timeout: %s", it, gas_last_error());
-        if (st == GAS_ERR_TIMEOUT && me != late && failed == 0)
+        /* a rank whose own wait timed out names the late rank; one that a member's
+         * failure note reached first reports that member's timeout instead */
+        if (st == GAS_ERR_TIMEOUT && me != late && failed == 0 &&
+            strstr(gas_last_error(), "GAS_TIMEOUT: waited") != NULL) {
+            firsthand = 1;
             CHECK(strstr(gas_last_error(), named) != NULL, "allreduce %d: the timeout does not "
                   "name the late rank %d: %s", it, late, gas_last_error());
+        }
         failed += st != GAS_OK;
     }
     if (me != late)
@@ -154,6 +160,9 @@ static void timeout_mode(void)
     while ((st = gas_barrier()) == GAS_ERR_TIMEOUT)
         ;
     CHECK_OK(st);
+    int64_t fh = firsthand, nfh = 0;
+    CHECK_OK(gas_allreduce(GAS_TEAM_WORLD, &nfh, &fh, 1, GAS_INT64, GAS_OP_SUM));
+    CHECK(nfh > 0, "no rank's own wait timed out (each learned of another's timeout first)");
     for (int it = 0; it < 5; it++) {
         double d = me * it, r = -1, want = n * (n - 1) / 2.0 * it;
         CHECK_OK(gas_allreduce(GAS_TEAM_WORLD, &r, &d, 1, GAS_DOUBLE, GAS_OP_SUM));
