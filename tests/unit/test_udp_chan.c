@@ -22,11 +22,18 @@
  *    segment, dropped when they continue nothing; datagrams from another
  *    address than the peer published, acks of what was never sent and
  *    datagrams beyond the window dropped and counted;
- *  - request/reply: a get and a fetching atomic completed by crafted replies.
+ *  - request/reply: a get and a fetching atomic completed by crafted replies;
+ *  - a channel that only answers: its first answer asks for an immediate
+ *    acknowledgement and times a round trip, an acknowledgement of new data
+ *    ends a back-off (Karn) with or without a sample, and a lost answer is
+ *    sent again by a tail-loss probe, not after the (backed-off) timeout;
+ *  - an MTU black hole: a peer that acknowledged small datagrams and never
+ *    the full-size ones is declared dead with a reason that says so.
  */
 #include "transport/udp/udp.h"
 #include "alloc/segment.h"
 #include "runtime/boot_wire.h"
+#include "runtime/clock.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
 #include "unit.h"
@@ -665,6 +672,124 @@ static void request_reply(void)
     drain();
 }
 
+/* The test asks rank 0 for a fetch-add of 1 on a word; rank 0's answer
+ * (its header in *h) must carry the old value. */
+static void ask_answer(unsigned char *buf, struct gas_udp_hdr *h, uint32_t op, uint64_t old)
+{
+    unsigned char b[256];
+    struct gas_udp_rec r = {.type = GAS_UDP_R_AMO, .op = op, .off = 4096 + 192, .a = 1,
+                            .amo_op = GAS_AMO_FETCH_ADD, .amo_width = 8};
+    send_raw(b, build(b, peer_seq++, &r, 1, NULL));
+    pump();
+    size_t len;
+    while ((len = take(buf, h, 1000)) != 0 && (h->flags & GAS_UDP_F_NOSEQ))
+        ;
+    size_t pos = GAS_UDP_HDR_LEN;
+    struct gas_udp_rec a;
+    UCHECK(len && gas_udp_rec_next(buf, len, &pos, &a) && a.type == GAS_UDP_R_AMO_REPLY &&
+               a.op == op && a.a == old, "the answer to fetch-add %u", op);
+    peer_rx = h->seq + 1;
+}
+
+/* Back the timeout off three steps, as three timeouts would. */
+static void back_off(void)
+{
+    for (int i = 0; i < 3; i++)
+        gas_udp_rtt_backoff(&ch->rtt);
+    ch->backoff_ns = gas_rt_now_ns();
+}
+
+/*
+ * A channel that only answers (the target of a fetch-add loop): it used to
+ * have no RTT sample (answers alone gave none), so no tail-loss probe, and
+ * a back-off that only a sample ended: every lost answer waited for the
+ * timeout at its maximum (100-500 ms on a 1% lossy link).
+ */
+static void answers(void)
+{
+    const struct gas_udp_cfg *c = &gas_udp_g.cfg;
+    unsigned char buf[65536];
+    struct gas_udp_hdr h;
+    gas_udp_rtt_init(&ch->rtt, c->rto_init, c->rto_min, c->rto_max); /* never measured */
+    memset(seg + 4096 + 192, 0, 8);   /* the word the fetch-adds count on */
+    back_off();
+    ask_answer(buf, &h, 901, 0);
+    UCHECK(h.flags & GAS_UDP_F_ACKREQ, "with no round trip measured, the answer asks for an ack");
+    sleep_ms(2);
+    send_ack(peer_rx, 0, 0, peer_rx);
+    pump();
+    UCHECK(ch->rtt.srtt >= 1000000, "the answer timed a round trip (srtt %llu ns)",
+           (unsigned long long)ch->rtt.srtt);
+    UCHECK(ch->rtt.backoff == 0, "and ended the back-off");
+
+    back_off();
+    uint64_t srtt = ch->rtt.srtt;
+    ask_answer(buf, &h, 902, 1);
+    int asked = (h.flags & GAS_UDP_F_ACKREQ) != 0; /* only if this step took 10 ms */
+    send_ack(peer_rx, 0, 0, peer_rx);
+    pump();
+    UCHECK(asked || ch->rtt.srtt == srtt, "no sample from an answer that did not ask");
+    UCHECK(ch->rtt.backoff == 0, "new data acknowledged: the back-off ends without a sample (%u)",
+           ch->rtt.backoff);
+
+    /* The next answer is lost: a probe sends it again, the 2 s timeout does not. */
+    ch->rtt.rto = ch->rtt.max;
+    uint64_t retx = ch->c.retx;
+    ask_answer(buf, &h, 903, 2);
+    uint32_t lost = h.seq;
+    UCHECK(ch->tlp_at != 0, "a tail-loss probe is armed for the answer");
+    uint64_t t0 = gas_rt_now_ns();
+    int again = 0;
+    while (!again && gas_rt_now_ns() - t0 < 1000000000u) {
+        pump();
+        while (take(buf, &h, 5))
+            again |= h.seq == lost && (h.flags & GAS_UDP_F_RETX);
+    }
+    UCHECK(again && ch->c.retx == retx + 1 && !ch->frto,
+           "the lost answer was probed again within 1 s, not timed out (retx +%llu)",
+           (unsigned long long)(ch->c.retx - retx));
+    send_ack(ch->next_seq, 0, 0, ch->next_seq);
+    pump();
+    UCHECK(ch->una == ch->next_seq && ch->inflight == 0, "all acknowledged");
+    peer_rx = ch->next_seq;
+    drain();
+}
+
+/*
+ * An MTU black hole on the path: the peer acknowledges a small put, never
+ * the two full-size datagrams of the next; the reason it is declared dead
+ * (GAS_UDP_PEER_TIMEOUT, 300 ms here) names the size that did not get
+ * through.  Last: the channel is dead afterwards.
+ */
+static void black_hole(void)
+{
+    const struct gas_udp_cfg *c = &gas_udp_g.cfg;
+    unsigned char src[2 * 65536], buf[65536];
+    struct gas_udp_hdr h;
+    memset(src, 3, sizeof src);
+    UCHECK(gas_udp_ops.put(&ch->base, 8192, src, 100, NULL, "test") == GAS_INPROGRESS, "small put");
+    pump();
+    while (take(buf, &h, 100))
+        ;
+    send_ack(ch->next_seq, 0, 0, ch->next_seq);
+    pump();
+    UCHECK(ch->una == ch->next_seq, "the small put acknowledged");
+    /* two full datagrams: a PUT naming its whole put (16 + 16 bytes), then a CONT */
+    size_t two = 2 * (c->dgram_max - GAS_UDP_HDR_LEN) - GAS_UDP_REC_LEN - 16 - GAS_UDP_CONT_LEN;
+    UCHECK(gas_udp_ops.put(&ch->base, 8192, src, two, NULL, "test") == GAS_INPROGRESS, "full put");
+    gas_udp_g.cfg.peer_timeout = 300000000u;
+    uint64_t t0 = gas_rt_now_ns();
+    while (!atomic_load(&ch->dead) && gas_rt_now_ns() - t0 < 5000000000u) {
+        pump();
+        while (take(buf, &h, 10)) /* the put's retransmissions: lost */
+            ;
+    }
+    char want[64];
+    snprintf(want, sizeof want, "only datagrams of %u bytes went unacknowledged", c->dgram_max);
+    UCHECK(atomic_load(&ch->dead) && strstr(ch->err_msg, want) && strstr(ch->err_msg, "GAS_UDP_MTU"),
+           "declared dead naming the datagrams that did not get through: \"%s\"", ch->err_msg);
+}
+
 int main(void)
 {
     gas_rt_error_set_abort(0);
@@ -706,6 +831,8 @@ int main(void)
     bounds();
     continuations();
     request_reply();
+    answers();
+    black_hole();
     gas_udp_ops.fini();
     close(psock);
     free(seg);

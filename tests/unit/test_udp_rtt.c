@@ -1,6 +1,7 @@
 /*
  * The udp retransmission timer (RFC 6298): first and later samples, the
- * clamps, exponential back-off capped at the maximum and reset by a sample.
+ * clamps, exponential back-off capped at the maximum and reset by a sample
+ * or by acknowledged progress.
  */
 #include "transport/udp/rtt.h"
 #include "unit.h"
@@ -40,6 +41,13 @@ int main(void)
     UCHECK(r.backoff <= 8, "back-off stops counting at the cap (%u)", r.backoff);
     gas_udp_rtt_sample(&r, 30 * US);
     UCHECK(r.backoff == 0 && gas_udp_rtt_timeout(&r) == 2 * MS, "a sample ends the back-off");
+    /* So does new data acknowledged without a sample (Karn), the estimate kept. */
+    uint64_t srtt = r.srtt;
+    gas_udp_rtt_backoff(&r);
+    gas_udp_rtt_backoff(&r);
+    gas_udp_rtt_progress(&r);
+    UCHECK(r.backoff == 0 && r.srtt == srtt && gas_udp_rtt_timeout(&r) == 2 * MS,
+           "progress ends the back-off");
     /* Huge samples: clamped to the maximum. */
     gas_udp_rtt_sample(&r, 10000 * MS);
     UCHECK(gas_udp_rtt_timeout(&r) == 250 * MS, "max clamp");

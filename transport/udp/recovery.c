@@ -5,7 +5,14 @@
  * flight, give RTT samples (Karn: only from datagrams sent once, and after a
  * timeout only from those first sent after it) and delivery-rate samples
  * (rate.h), and grow the congestion window (slow start, then one datagram
- * per round trip).
+ * per round trip).  Samples come from datagrams that carry a request, or
+ * that asked for an immediate acknowledgement: a channel that only answers
+ * (its peer sends requests, never the other way) would otherwise have none,
+ * and with no round trip no tail-loss probe, so its lost answers waited for
+ * the timeout, backed off to the maximum.  So a burst of answers alone asks
+ * when the channel has no sample, or none for RTT_REFRESH_NS
+ * (gas_udp_want_sample).  The acknowledgement of a datagram sent once after
+ * the last timeout ends the back-off (Karn), sample or not.
  *
  * Loss is found three ways:
  *  - fast retransmit: a datagram with three later-sent ones acknowledged
@@ -35,15 +42,30 @@
  *    the timeout is lost and the rate estimate is halved.  A duplicate
  *    report (dsack) of what the timeout resent also undoes it.
  *
+ * A peer about to be declared dead for acknowledging nothing may be alive
+ * behind an MTU black hole: gas_udp_mtu_hint says so when every datagram
+ * still out is larger than any the last acknowledgement covered.
+ *
  * All functions here are called with the channel's lock held.
  */
 #include "transport/udp/udp.h"
+
+#include <stdio.h>
 
 #define TLP_MIN_NS 200000u   /* a tail-loss probe waits at least this */
 #define HEAVY_LOSS_DEN 5     /* a fifth of the flight lost in an episode: cut the rate... */
 #define HEAVY_LOSS_MIN 4     /* ...when that is this many datagrams at least */
 #define LOSS_ONE 65536u      /* the loss-rate average is a fraction of this */
 #define LOSS_SHIFT 8         /* ... over about 2^8 datagrams */
+#define RTT_REFRESH_NS 10000000u /* answers alone ask for a sample this often (10 ms) */
+
+/* What the datagrams an acknowledgement covers say. */
+struct ack_tally {
+    uint64_t sample_sent;  /* newest transmission that gives an RTT sample (0: none) */
+    int proof;             /* one shows that the last timeout was a false alarm */
+    int fresh;             /* one was sent once, after the last timeout: the back-off ends */
+    uint32_t len_max;      /* the largest of them */
+};
 
 /* The window of the delivery-rate filter: ten round trips, at least 1 ms. */
 static uint64_t rate_window(const struct gas_udp_chan *ch)
@@ -93,16 +115,19 @@ static void loss_event(struct gas_udp_chan *ch, uint32_t lost, uint64_t now)
     gas_udp_pace_update(ch, now);
 }
 
-/* Take a slot out of flight as acknowledged; its bytes, for the window.
- * *proof_p is set when it shows that the last timeout was a false alarm
- * (it was sent before it, once, and arrived). */
-static uint64_t slot_acked(struct gas_udp_chan *ch, struct gas_udp_slot *s, uint64_t *sample_sent,
-                           uint64_t now, int *proof_p)
+/* Take a slot out of flight as acknowledged, noting in *t what it shows;
+ * its bytes, for the window. */
+static uint64_t slot_acked(struct gas_udp_chan *ch, struct gas_udp_slot *s, struct ack_tally *t,
+                           uint64_t now)
 {
     if (s->state == SLOT_SACKED)
         return 0;
     if (s->state == SLOT_FLIGHT && s->ntx == 1 && s->last_ns < ch->backoff_ns)
-        *proof_p = 1;
+        t->proof = 1; /* sent before the timeout, once, and arrived */
+    if (s->ntx == 1 && s->first_ns >= ch->backoff_ns)
+        t->fresh = 1;
+    if (s->len > t->len_max)
+        t->len_max = s->len;
     gas_udp_rate_acked(&ch->rate, &s->snap, s->len, now, rate_window(ch));
     if (s->state == SLOT_FLIGHT) {
         ch->inflight -= s->len;
@@ -113,9 +138,11 @@ static uint64_t slot_acked(struct gas_udp_chan *ch, struct gas_udp_slot *s, uint
     /* Karn: only a datagram sent once gives an unambiguous sample, and after
      * a timeout only one first sent after it (else the back-off is undone by
      * the short round trips of datagrams sent before the trouble).  A datagram
-     * of replies alone may be acknowledged late on purpose: no sample. */
-    if (s->ntx == 1 && s->ask && s->first_ns >= ch->backoff_ns && s->last_ns > *sample_sent)
-        *sample_sent = s->last_ns;
+     * of replies alone may be acknowledged late on purpose: no sample, unless
+     * it asked for its acknowledgement at once. */
+    if (s->ntx == 1 && (s->ask || s->req_ack) && s->first_ns >= ch->backoff_ns &&
+        s->last_ns > t->sample_sent)
+        t->sample_sent = s->last_ns;
     s->state = SLOT_SACKED;
     return s->len;
 }
@@ -161,6 +188,14 @@ static void frto_verdict(struct gas_udp_chan *ch, int proof, uint64_t now)
     gas_udp_rate_cut(&ch->rate, 1, 2, now);
 }
 
+int gas_udp_want_sample(const struct gas_udp_chan *ch, uint64_t now)
+{
+    if (ch->rtt.srtt == 0)
+        return 1;
+    uint64_t last = ch->sample_ns > ch->sample_ask_ns ? ch->sample_ns : ch->sample_ask_ns;
+    return now - last >= RTT_REFRESH_NS;
+}
+
 /* The tail-loss probe's delay: two round trips, or the smoothed one plus
  * four deviations when that is longer (an acknowledgement later than that
  * is rare, even from a receiver that was descheduled), at least
@@ -186,6 +221,25 @@ static void tlp_arm(struct gas_udp_chan *ch, uint64_t now)
     gas_udp_timer_at(ch->tlp_at);
 }
 
+void gas_udp_mtu_hint(struct gas_udp_chan *ch, char *buf, size_t size)
+{
+    uint32_t lo = UINT32_MAX, hi = 0;
+    buf[0] = '\0';
+    for (uint32_t seq = ch->una; seq != ch->snd_nxt; seq++) {
+        struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
+        if (s->state != SLOT_FLIGHT && s->state != SLOT_LOST)
+            continue;
+        lo = s->len < lo ? s->len : lo;
+        hi = s->len > hi ? s->len : hi;
+    }
+    if (hi == 0 || ch->ack_len_last == 0 || lo <= ch->ack_len_last)
+        return;
+    snprintf(buf, size, "; only datagrams of %u%s bytes went unacknowledged while smaller ones "
+             "got through (the last acknowledgement covered up to %u): a link on the path may "
+             "have an MTU below %u; if rank %d is alive, lower GAS_UDP_MTU", lo,
+             lo == hi ? "" : " or more", ch->ack_len_last, lo + GAS_UDP_IP_UDP_OVERHEAD, ch->rank);
+}
+
 void gas_udp_loss_sent(struct gas_udp_chan *ch, uint64_t now)
 {
     if (ch->rto_at == 0) {
@@ -204,12 +258,12 @@ int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, ui
         return -1;
     if (h->dsack)
         spurious_check(ch, ack - h->dsack);
-    uint64_t acked = 0, sample_sent = 0, old_sacked = ch->sacked_txorder, n;
+    uint64_t acked = 0, old_sacked = ch->sacked_txorder, n;
     unsigned nacked = 0;
-    int proof = 0;
+    struct ack_tally t = {0, 0, 0, 0};
     while (gas_udp_seq_lt(ch->una, ack)) {
         struct gas_udp_slot *s = gas_udp_slot_at(ch, ch->una);
-        acked += n = slot_acked(ch, s, &sample_sent, now, &proof);
+        acked += n = slot_acked(ch, s, &t, now);
         nacked += n != 0;
         gas_udp_buf_put(ch, s->buf);
         s->buf = NULL;
@@ -224,16 +278,21 @@ int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, ui
         struct gas_udp_slot *s = gas_udp_slot_at(ch, seq);
         if (s->state != SLOT_SACKED && s->txorder > ch->sacked_txorder)
             ch->sacked_txorder = s->txorder;
-        acked += n = slot_acked(ch, s, &sample_sent, now, &proof);
+        acked += n = slot_acked(ch, s, &t, now);
         nacked += n != 0;
     }
-    if (sample_sent && now > sample_sent)
-        gas_udp_rtt_sample(&ch->rtt, now - sample_sent);
+    if (t.sample_sent && now > t.sample_sent) {
+        gas_udp_rtt_sample(&ch->rtt, now - t.sample_sent);
+        ch->sample_ns = now;
+    } else if (t.fresh) {
+        gas_udp_rtt_progress(&ch->rtt);
+    }
     loss_rate(ch, nacked, 0);
     if (acked && ch->frto)
-        frto_verdict(ch, proof, now);
+        frto_verdict(ch, t.proof, now);
     if (acked) {
         ch->last_progress_ns = now;
+        ch->ack_len_last = t.len_max;
         ch->tlp_out = 0;
         ch->rto_at = ch->inflight ? now + gas_udp_rtt_timeout(&ch->rtt) : 0;
         tlp_arm(ch, now);

@@ -44,3 +44,8 @@ void gas_udp_rtt_backoff(struct gas_udp_rtt *r)
     if (gas_udp_rtt_timeout(r) < r->max)
         r->backoff++;
 }
+
+void gas_udp_rtt_progress(struct gas_udp_rtt *r)
+{
+    r->backoff = 0;
+}

@@ -3,8 +3,10 @@
  * (RFC 6298): SRTT and RTTVAR smoothed with gains 1/8 and 1/4, RTO = SRTT +
  * 4 RTTVAR clamped to [min, max], doubled per consecutive timeout (back-off,
  * still clamped to max so traffic resumes promptly after an outage) and
- * reset by the next sample.  Karn's rule is the caller's: only datagrams
- * sent exactly once give samples.
+ * reset by the next sample, or by the acknowledgement of new data (Karn: a
+ * datagram first sent after the timeout, and sent once, arrived, so the
+ * path works again at the measured timeout).  Karn's rule is the caller's:
+ * only datagrams sent exactly once give samples or end a back-off.
  */
 #ifndef GAS_UDP_RTT_H
 #define GAS_UDP_RTT_H
@@ -25,5 +27,8 @@ void gas_udp_rtt_sample(struct gas_udp_rtt *r, uint64_t sample);
 uint64_t gas_udp_rtt_timeout(const struct gas_udp_rtt *r);
 /* A timeout happened: back off one step (no further once at max). */
 void gas_udp_rtt_backoff(struct gas_udp_rtt *r);
+/* New data (sent once, after the last timeout) was acknowledged without a
+ * sample: end the back-off; the estimate is unchanged. */
+void gas_udp_rtt_progress(struct gas_udp_rtt *r);
 
 #endif

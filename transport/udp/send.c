@@ -36,7 +36,8 @@ struct batch {
     uint32_t lens[GAS_UDP_BATCH];
     uint32_t seqs[GAS_UDP_BATCH];
     unsigned n;
-    int ask;       /* the burst holds a request or a retransmission: its last one asks */
+    int ask;       /* the burst holds a request or a retransmission, or times a
+                    * round trip: its last one asks */
 };
 
 /* Finish the headers of a batch and send it; undo what the kernel did not take. */
@@ -61,8 +62,10 @@ static void send_batch(struct gas_udp_chan *ch, struct batch *b, int last, uint6
             retx += s->ntx != 0;
             if (s->ntx < 255)
                 s->ntx++;
-            if (s->ntx == 1)
+            if (s->ntx == 1) {
                 s->first_ns = now;
+                s->req_ack = (uint8_t)(last && b->ask && i == b->n - 1);
+            }
             s->last_ns = now;
             s->txorder = ++ch->txorder;
             bytes += s->len;
@@ -222,6 +225,10 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
         if (ch->retry_ns)
             break;
     }
+    if (b.n && !b.ask && !paced && gas_udp_want_sample(ch, now)) {
+        b.ask = 1; /* answers alone, and the round trip is unknown or old: time one */
+        ch->sample_ask_ns = now;
+    }
     send_batch(ch, &b, !paced, now);
 }
 
@@ -299,9 +306,10 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now, uint64_t *ur
     if (ch->una != ch->next_seq || atomic_load(&ch->cacked) != ch->next_seq) {
         uint64_t quiet_for = now > ch->last_progress_ns ? now - ch->last_progress_ns : 0;
         if (quiet_for >= c->peer_timeout) {
-            char why[256];
-            snprintf(why, sizeof why, "nothing acknowledged for %.1f s (GAS_UDP_PEER_TIMEOUT%s)",
-                     (double)quiet_for / 1e9, gas_udp_poll_hint());
+            char why[448], mtu[224];
+            gas_udp_mtu_hint(ch, mtu, sizeof mtu);
+            snprintf(why, sizeof why, "nothing acknowledged for %.1f s (GAS_UDP_PEER_TIMEOUT%s)%s",
+                     (double)quiet_for / 1e9, gas_udp_poll_hint(), mtu);
             gas_udp_chan_kill(ch, why);
             return GAS_UDP_NEVER;
         }

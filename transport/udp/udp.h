@@ -86,6 +86,7 @@ struct gas_udp_slot {
     uint32_t cack;         /* the reverse stream's delivery point when sealed */
     uint8_t state, ntx;
     uint8_t ask;           /* carries a request (not only replies): its burst asks for an ack */
+    uint8_t req_ack;       /* its first transmission asked for an immediate ack (ACKREQ) */
     uint64_t first_ns, last_ns, txorder;
     struct gas_udp_rate_snap snap; /* delivery-rate state at its last transmission */
 };
@@ -133,6 +134,10 @@ struct gas_udp_chan {
     struct gas_udp_rtt rtt;
     uint64_t rto_at;             /* retransmission timer: no ack progress by then (0: idle) */
     uint64_t backoff_ns;         /* last timeout: older datagrams give no RTT samples */
+    uint64_t sample_ns;          /* last RTT sample (0: none yet) */
+    uint64_t sample_ask_ns;      /* last burst of answers alone that asked for one */
+    uint32_t ack_len_last;       /* the largest datagram the last acknowledgement with
+                                  * progress covered (gas_udp_mtu_hint) */
     uint32_t spur_lo, spur_hi;   /* what the last timeout resent, until proven needed or not */
     int spur_check;
     int frto;                    /* a timeout resent the oldest datagram: was it lost? (F-RTO) */
@@ -178,7 +183,7 @@ struct gas_udp_chan {
 
     /* failure of operations without a completion, raised by the next quiet */
     int err_status;
-    char err_msg[320];
+    char err_msg[512];
     /* the caller's own operations without a completion (not the runtime's:
      * gas_tl_rt_issuing) are in datagrams numbered below user_until, while
      * user_owed: only their failure is kept for the quiet (gas_udp_chan_kill) */
@@ -350,6 +355,15 @@ int gas_udp_chan_ack_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, ui
 void gas_udp_chan_cack(struct gas_udp_chan *ch, uint32_t cack, uint64_t now);
 /* Take a datagram in flight for lost (it is sent again before new data). */
 void gas_udp_mark_lost(struct gas_udp_chan *ch, struct gas_udp_slot *s);
+/* Should a burst of answers alone ask for an immediate acknowledgement, to
+ * time a round trip?  Yes while the channel has no RTT sample, and once per
+ * RTT_REFRESH_NS (10 ms) without one. */
+int gas_udp_want_sample(const struct gas_udp_chan *ch, uint64_t now);
+/* Into buf (of size bytes), for a peer about to be declared dead: "; only
+ * datagrams of N bytes went unacknowledged ..." when every datagram still
+ * out is larger than any its last acknowledgement covered (an MTU black
+ * hole on the path looks like that), else "". */
+void gas_udp_mtu_hint(struct gas_udp_chan *ch, char *buf, size_t size);
 /* Datagrams went out now: arm the retransmission timer and the tail-loss probe. */
 void gas_udp_loss_sent(struct gas_udp_chan *ch, uint64_t now);
 /* Fire the retransmission timer or the tail-loss probe when due; the next deadline. */
