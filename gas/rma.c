@@ -25,6 +25,10 @@ gas_status_t gas_gs_comp_status(gas_tl_comp_t *comp, const char *call)
     if (st == GAS_ERR_PEER && r >= 0 && gas_tl_first_lost(&r, 1) >= 0)
         return gas_gs_lost_error(call, gas_tl_first_lost(&r, 1),
                                  "the operation failed on its path there");
+    if (comp->err_len)
+        return gas_rt_error(st, call, "rank %d refused the operation at its offset %llu (%llu "
+                            "bytes): %s", r, (unsigned long long)comp->err_off,
+                            (unsigned long long)comp->err_len, gas_strerror(st));
     return gas_rt_error(st, call, "the operation failed on its path to rank %d: %s", r,
                         gas_strerror(st));
 }

@@ -1014,7 +1014,11 @@ GAS_EXPORT gas_status_t gas_scatter(gas_team_t team, void *dst, const void *src,
  * gas_team_barrier_nb(GAS_TEAM_WORLD) on the other members: against
  * gas_barrier or gas_team_barrier(GAS_TEAM_WORLD) it is a mismatch, which
  * both sides report (GAS_ERR_INVALID naming the other's call) within about
- * 0.2 s, as for any collective against a world call.
+ * 0.2 s, as for any collective against a world call.  Otherwise an _nb form
+ * on some members matches the blocking form of the same collective on the
+ * others (what must agree is the collective, its arguments and the order;
+ * unlike MPI, where blocking and non-blocking collectives never match).
+ * gas_progress() also advances them.
  */
 GAS_EXPORT gas_status_t gas_team_barrier_nb(gas_team_t team, gas_handle_t *handle_p);
 GAS_EXPORT gas_status_t gas_broadcast_nb(gas_team_t team, void *buf, size_t count,

@@ -46,6 +46,8 @@ typedef struct gas_tl_comp {
     atomic_int pending;
     atomic_int status;   /* first failure, else GAS_OK */
     atomic_int err_rank; /* the peer of that failure */
+    uint64_t err_off, err_len; /* the range that peer refused (err_len 0: not known); read
+                                  once pending is 0 */
 } gas_tl_comp_t;
 
 /* Record a failure (the first one wins) of an operation on rank's path. */
@@ -54,6 +56,18 @@ static inline void gas_tl_comp_fail(gas_tl_comp_t *c, gas_status_t st, int rank)
     int ok = GAS_OK;
     atomic_store_explicit(&c->err_rank, rank, memory_order_relaxed);
     atomic_compare_exchange_strong(&c->status, &ok, (int)st);
+}
+
+/* gas_tl_comp_fail for a target's refusal of [off, off + len) at its offset off. */
+static inline void gas_tl_comp_refused(gas_tl_comp_t *c, gas_status_t st, int rank, uint64_t off,
+                                       uint64_t len)
+{
+    int ok = GAS_OK;
+    atomic_store_explicit(&c->err_rank, rank, memory_order_relaxed);
+    if (atomic_compare_exchange_strong(&c->status, &ok, (int)st)) {
+        c->err_off = off;
+        c->err_len = len;
+    }
 }
 
 /*

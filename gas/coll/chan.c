@@ -148,6 +148,8 @@ static gas_status_t mismatch_as(struct gas_co_sched *s, int peer, const struct g
                                 const char *did, const char *why)
 {
     char theirs[160], mine[160];
+    if (s->differs == 0)
+        s->differs = peer + 1;   /* for this rank's failure note */
     describe(theirs, sizeof theirs, h->seq, h->coll, h->alg, h->type, h->op, h->api);
     describe(mine, sizeof mine, s->call.seq, s->call.coll, s->call.alg, s->call.type,
              s->call.op, s->call.api);
@@ -639,6 +641,8 @@ void gas_co_chan_note_failed(struct gas_co_sched *s)
     if (s->status == GAS_ERR_PEER) {
         int lost = gas_co_lost_member(s->team);
         n.lost = lost >= 0 ? (uint32_t)lost + 1 : 0;
+    } else if (s->status == GAS_ERR_INVALID) {
+        n.differs = (uint32_t)s->differs;
     }
     note_failed_all(s->team, &n, s->callname);
 }
@@ -716,6 +720,19 @@ static gas_status_t relayed_failure(const struct gas_co_sched *s, int p, int via
     char relay[64] = "";
     if (via != p)
         snprintf(relay, sizeof relay, "; rank %d passed its note on", t->world[via]);
+    int other = (int)n->differs - 1;
+    if (!n->refused && n->status == GAS_ERR_INVALID && other >= 0 && other < t->size &&
+        other != p) {
+        char whose[32] = "this rank's";
+        if (other != t->rank)
+            snprintf(whose, sizeof whose, "rank %d's", t->world[other]);
+        return gas_rt_error(GAS_ERR_INVALID, s->callname,
+                            "collective mismatch on a team of %d: rank %d found that its "
+                            "collective #%u%s and %s differ (their errors say how%s), so this "
+                            "rank's part cannot complete; every member must call the same "
+                            "collectives in the same order with the same arguments",
+                            t->size, t->world[p], s->call.seq, name, whose, relay);
+    }
     return gas_rt_error((gas_status_t)n->status, s->callname,
                         "rank %d %s collective #%u%s on a team of %d%s (%s%s; that rank's error "
                         "says why%s), so this rank's part cannot complete",

@@ -93,6 +93,9 @@ struct gas_co_note {
         uint32_t lost;   /* failed with GAS_ERR_PEER: 1 + the world rank whose loss failed
                             it (0: not known), so a member that learns of the failure
                             before its own transport gives up on that rank can name it */
+        uint32_t differs; /* failed with GAS_ERR_INVALID by a mismatch the writer found:
+                            1 + the team rank whose call differed from the writer's (0:
+                            not one), so the other members name both ranks */
     };
     uint16_t blocked;    /* wait: the writer's thread is blocked in the wait (not gas_test) */
     uint8_t api;         /* the writer's API call (enum gas_co_api), for messages */
@@ -333,6 +336,7 @@ struct gas_co_sched {
     struct gas_co_sched *next; /* in the team's queue */
     int queued, nonblocking;
     int failed_by_note;       /* a peer's note failed it: no notes of its failure go out */
+    int differs;              /* 1 + the team rank whose call was found to differ (0: none) */
     uint64_t noted_as;        /* the world epoch and blocked flag its wait notes said, + 1 */
     unsigned polls;           /* waits and tests so far (a probe every PROBE_EVERY) */
     uint64_t probe_at;        /* when to probe the members waited for (gas_tl_probe_due) */

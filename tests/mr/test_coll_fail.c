@@ -86,6 +86,19 @@ static void check_allreduce(const char *what)
           "%s: the allreduce after it gave %lld %lld", what, (long long)sum[0], (long long)sum[1]);
 }
 
+/* Whether msg (after its "rank r: call:" prefix) names rank r as "rank r" followed by a
+ * space, a quote or a comma. */
+static int names_rank(const char *msg, int r)
+{
+    const char *p = strstr(msg, ": ");
+    char want[16];
+    int len = snprintf(want, sizeof want, "rank %d", r);
+    for (p = p ? p : msg; (p = strstr(p, want)) != NULL; p += len)
+        if (p[len] == ' ' || p[len] == '\'' || p[len] == ',')
+            return 1;
+    return 0;
+}
+
 static void nb_mode(void)
 {
     int me = t_rank, n = t_nranks;
@@ -107,6 +120,12 @@ static void nb_mode(void)
         else if (c < 3)
             CHECK(st == GAS_ERR_INVALID, "%s: rank %d got %s (%s), dst[0] = %d", nb_name[c], me,
                   gas_strerror(st), st == GAS_OK ? "" : gas_last_error(), (int)dst[0]);
+        /* the rank whose call differs is named on every other rank, also where the news
+         * came from a member that found the mismatch (not only "rank r failed") */
+        int odd_one = c == 1 ? 0 : n - 1;
+        if ((c == 1 || c == 2) && me != odd_one && st == GAS_ERR_INVALID)
+            CHECK(names_rank(gas_last_error(), odd_one), "%s: rank %d's error does not name rank "
+                  "%d, whose call differs: %s", nb_name[c], me, odd_one, gas_last_error());
         if (c == 3) {
             /* the root (0 on most ranks) holds 0 * 1000 + i */
             int right = 1;

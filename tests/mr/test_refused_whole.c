@@ -78,6 +78,10 @@ static void refused_ops(const struct where *w)
     st = gas_get(src, start, GET_LEN);
     CHECK(st == GAS_ERR_BOUNDS, "gas_get from the middle into the block returned %d (%s)",
           (int)st, gas_strerror(st));
+    char at[32];
+    snprintf(at, sizeof at, "offset %llu", (unsigned long long)off);
+    CHECK(strstr(gas_last_error(), at) != NULL, "the refused gas_get's error does not name %s: %s",
+          at, gas_last_error());
     size_t written = 0;
     for (size_t i = 0; i < GET_LEN; i++)
         written += src[i] != 0x3c;

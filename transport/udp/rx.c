@@ -284,6 +284,8 @@ static void got_refusal(struct gas_udp_chan *ch, const struct gas_udp_rec *r)
         return;
     }
     op->status = st;
+    if (op->comp)   /* (first: op_finish's gas_tl_comp_fail then keeps it) */
+        gas_tl_comp_refused(op->comp, st, ch->rank, r->off, r->b);
     if (op->kind == OP_GET) {
         uint64_t n = r->b < op->len - op->done ? r->b : op->len - op->done;
         op->done += n;
