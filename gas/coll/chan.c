@@ -728,7 +728,7 @@ static gas_status_t relayed_failure(const struct gas_co_sched *s, int p, int via
             snprintf(whose, sizeof whose, "rank %d's", t->world[other]);
         return gas_rt_error(GAS_ERR_INVALID, s->callname,
                             "collective mismatch on a team of %d: rank %d found that its "
-                            "collective #%u%s and %s differ (their errors say how%s), so this "
+                            "collective #%u%s and %s differ (that rank's error says why%s), so this "
                             "rank's part cannot complete; every member must call the same "
                             "collectives in the same order with the same arguments",
                             t->size, t->world[p], s->call.seq, name, whose, relay);
