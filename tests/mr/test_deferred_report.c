@@ -84,11 +84,7 @@ int main(void)
         gas_finalize();
         return 77;
     }
-    gas_peer_stats_t ps;
-    MUST(gas_peer_stats(1, &ps));
-    if (strcmp(ps.transport, "rdma") == 0) {
-        if (t_rank == 0)
-            test_note("skipped: rdma writes into unclaimed memory unchecked (docs/memory.md)");
+    if (test_peer_unchecked(1)) {
         gas_finalize();
         return 77;
     }

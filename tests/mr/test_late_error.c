@@ -35,11 +35,7 @@ int main(void)
     gas_mem_stats_t ms;
     MUST(gas_memory_stats(&ms));
     int next = (t_rank + 1) % t_nranks;
-    gas_peer_stats_t ps;
-    MUST(gas_peer_stats(next, &ps));
-    if (strcmp(ps.transport, "rdma") == 0) {
-        if (t_rank == 0)
-            test_note("skipped: rdma writes into unclaimed memory unchecked (docs/memory.md)");
+    if (test_peer_unchecked(next)) {
         gas_finalize();
         return 77;
     }
