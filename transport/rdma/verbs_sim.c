@@ -132,7 +132,8 @@ struct gas_vb_qp {
     enum gas_vb_qp_state state;
     struct sim_remote *rem;
     int rem_idx;
-    uint64_t recv_wr_id;         /* receives are all alike: the last posted id */
+    _Atomic uint64_t recv_wr_id; /* receives are all alike: the last posted id (posted
+                                    without the context's lock, read by poll_cq under it) */
     struct pending *pend;        /* FIFO ring */
     size_t pend_cap, pend_head, pend_n;
 };
@@ -766,7 +767,7 @@ static int sim_post_recv(struct gas_vb_qp *qp, uint64_t wr_id, unsigned n)
     struct sim_rq_sh *rq = own_rq(qp);
     if (atomic_load(&rq->credits) + n > qp->caps.max_recv_wr)
         return ENOMEM;
-    qp->recv_wr_id = wr_id;
+    atomic_store_explicit(&qp->recv_wr_id, wr_id, memory_order_relaxed);
     atomic_fetch_add(&rq->credits, n);
     return 0;
 }
@@ -789,7 +790,9 @@ static int sim_poll_cq(struct gas_vb_cq *cq, int n, gas_vb_wc_t *wc)
             struct sim_rq_sh *rq = own_rq(qp);
             uint64_t t = atomic_load_explicit(&rq->tail, memory_order_relaxed);
             while (t != atomic_load_explicit(&rq->head, memory_order_acquire)) {
-                gas_vb_wc_t w = {.wr_id = qp->recv_wr_id, .status = GAS_VB_WC_SUCCESS,
+                gas_vb_wc_t w = {.wr_id = atomic_load_explicit(&qp->recv_wr_id,
+                                                                memory_order_relaxed),
+                                 .status = GAS_VB_WC_SUCCESS,
                                  .opcode = GAS_VB_WC_RECV_RDMA_WITH_IMM,
                                  .qp_num = (uint32_t)i + 1, .imm = rq->ring[t % SIM_RING].imm,
                                  .byte_len = rq->ring[t % SIM_RING].len};
