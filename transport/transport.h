@@ -50,15 +50,8 @@ typedef struct gas_tl_comp {
                                   once pending is 0 */
 } gas_tl_comp_t;
 
-/* Record a failure (the first one wins) of an operation on rank's path. */
-static inline void gas_tl_comp_fail(gas_tl_comp_t *c, gas_status_t st, int rank)
-{
-    int ok = GAS_OK;
-    atomic_store_explicit(&c->err_rank, rank, memory_order_relaxed);
-    atomic_compare_exchange_strong(&c->status, &ok, (int)st);
-}
-
-/* gas_tl_comp_fail for a target's refusal of [off, off + len) at its offset off. */
+/* Record a failure (the first one wins) of an operation on rank's path; len > 0: the
+ * target refused [off, off + len) at its offset off. */
 static inline void gas_tl_comp_refused(gas_tl_comp_t *c, gas_status_t st, int rank, uint64_t off,
                                        uint64_t len)
 {
@@ -68,6 +61,12 @@ static inline void gas_tl_comp_refused(gas_tl_comp_t *c, gas_status_t st, int ra
         c->err_off = off;
         c->err_len = len;
     }
+}
+
+/* A failure whose range is not known. */
+static inline void gas_tl_comp_fail(gas_tl_comp_t *c, gas_status_t st, int rank)
+{
+    gas_tl_comp_refused(c, st, rank, 0, 0);
 }
 
 /*

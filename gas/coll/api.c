@@ -460,8 +460,9 @@ GAS_EXPORT gas_status_t gas_allgather(gas_team_t team, void *dst, const void *sr
 GAS_EXPORT gas_status_t gas_allgather_nb(gas_team_t team, void *dst, const void *src, size_t count,
                                          gas_dtype_t type, gas_handle_t *handle_p)
 {
-    GAS_GS_GATED("gas_allgather_nb", blocked("gas_allgather_nb", GAS_COLL_ALLGATHER, team, dst, src, count, type, 0,
-                                        0, 1, handle_p));
+    GAS_GS_GATED("gas_allgather_nb",
+                 blocked("gas_allgather_nb", GAS_COLL_ALLGATHER, team, dst, src, count, type, 0,
+                         0, 1, handle_p));
 }
 
 static gas_status_t api_alltoall(gas_team_t team, void *dst, const void *src, size_t count,
@@ -479,8 +480,9 @@ GAS_EXPORT gas_status_t gas_alltoall(gas_team_t team, void *dst, const void *src
 GAS_EXPORT gas_status_t gas_alltoall_nb(gas_team_t team, void *dst, const void *src, size_t count,
                                         gas_dtype_t type, gas_handle_t *handle_p)
 {
-    GAS_GS_GATED("gas_alltoall_nb", blocked("gas_alltoall_nb", GAS_COLL_ALLTOALL, team, dst, src, count, type, 0,
-                                        0, 1, handle_p));
+    GAS_GS_GATED("gas_alltoall_nb",
+                 blocked("gas_alltoall_nb", GAS_COLL_ALLTOALL, team, dst, src, count, type, 0,
+                         0, 1, handle_p));
 }
 
 static gas_status_t api_gather(gas_team_t team, void *dst, const void *src, size_t count,
@@ -498,8 +500,9 @@ GAS_EXPORT gas_status_t gas_gather(gas_team_t team, void *dst, const void *src, 
 GAS_EXPORT gas_status_t gas_gather_nb(gas_team_t team, void *dst, const void *src, size_t count,
                                       gas_dtype_t type, int root, gas_handle_t *handle_p)
 {
-    GAS_GS_GATED("gas_gather_nb", blocked("gas_gather_nb", GAS_COLL_GATHER, team, dst, src, count, type, 1,
-                                        root, 1, handle_p));
+    GAS_GS_GATED("gas_gather_nb",
+                 blocked("gas_gather_nb", GAS_COLL_GATHER, team, dst, src, count, type, 1,
+                         root, 1, handle_p));
 }
 
 static gas_status_t api_scatter(gas_team_t team, void *dst, const void *src, size_t count,
@@ -517,8 +520,9 @@ GAS_EXPORT gas_status_t gas_scatter(gas_team_t team, void *dst, const void *src,
 GAS_EXPORT gas_status_t gas_scatter_nb(gas_team_t team, void *dst, const void *src, size_t count,
                                        gas_dtype_t type, int root, gas_handle_t *handle_p)
 {
-    GAS_GS_GATED("gas_scatter_nb", blocked("gas_scatter_nb", GAS_COLL_SCATTER, team, dst, src, count, type, 1,
-                                        root, 1, handle_p));
+    GAS_GS_GATED("gas_scatter_nb",
+                 blocked("gas_scatter_nb", GAS_COLL_SCATTER, team, dst, src, count, type, 1,
+                         root, 1, handle_p));
 }
 
 /* Sum of counts[i] * es and packed displacements when displs is NULL. */

@@ -46,7 +46,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define STAGE_BYTES 512   /* payloads up to this size go in one put with the header */
 
@@ -593,11 +592,8 @@ static void note_failed_all(gas_team_t t, struct gas_co_note *n, const char *cal
     for (int p = 0, put = 0; p < t->size; p++) {
         if (p == t->rank)
             continue;
-        if (put++ && gas_co_test_note_delay) {
-            struct timespec ts = {.tv_sec = (time_t)(gas_co_test_note_delay / 1000000000u),
-                                  .tv_nsec = (long)(gas_co_test_note_delay % 1000000000u)};
-            nanosleep(&ts, NULL);
-        }
+        if (put++ && gas_co_test_note_delay)
+            gas_co_test_sleep(gas_co_test_note_delay);
         put_note(t, p, n, call);
     }
     n->check = note_check(n);
@@ -728,8 +724,8 @@ static gas_status_t relayed_failure(const struct gas_co_sched *s, int p, int via
             snprintf(whose, sizeof whose, "rank %d's", t->world[other]);
         return gas_rt_error(GAS_ERR_INVALID, s->callname,
                             "collective mismatch on a team of %d: rank %d found that its "
-                            "collective #%u%s and %s differ (that rank's error says why%s), so this "
-                            "rank's part cannot complete; every member must call the same "
+                            "collective #%u%s and %s differ (that rank's error says why%s), so "
+                            "this rank's part cannot complete; every member must call the same "
                             "collectives in the same order with the same arguments",
                             t->size, t->world[p], s->call.seq, name, whose, relay);
     }

@@ -230,6 +230,8 @@ extern uint64_t gas_co_scratch;        /* GAS_COLL_SCRATCH */
 extern uint64_t gas_co_zcopy_min;      /* GAS_COLL_ZCOPY_MIN (0: never) */
 extern uint64_t gas_co_test_pump_delay; /* GAS_TEST_COLL_PUMP_DELAY, ns (0: none) */
 extern uint64_t gas_co_test_note_delay; /* GAS_TEST_COLL_NOTE_DELAY, ns (0: none) */
+/* Sleep ns nanoseconds (the GAS_TEST_COLL_* delays). */
+void gas_co_test_sleep(uint64_t ns);
 
 /* The live teams of this rank (the finalize checks walk them; progress walks
  * only the pending list below).  Changed only by the thread making collective

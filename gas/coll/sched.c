@@ -344,11 +344,10 @@ static int sched_step(struct gas_co_sched *s)
     return moved;
 }
 
-/* GAS_TEST_COLL_PUMP_DELAY: sleep between emptying a queue and clearing its tail. */
-static void test_pump_delay(void)
+void gas_co_test_sleep(uint64_t ns)
 {
-    struct timespec ts = {.tv_sec = (time_t)(gas_co_test_pump_delay / 1000000000u),
-                          .tv_nsec = (long)(gas_co_test_pump_delay % 1000000000u)};
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
+                          .tv_nsec = (long)(ns % 1000000000u)};
     nanosleep(&ts, NULL);
 }
 
@@ -365,7 +364,7 @@ static int team_pump(gas_team_t t)
             break;
         __atomic_store_n(&t->qhead, s->next, __ATOMIC_RELEASE); /* read unlocked: gas_co_progress_all */
         if (t->qhead == NULL && gas_co_test_pump_delay)
-            test_pump_delay();
+            gas_co_test_sleep(gas_co_test_pump_delay);   /* between emptying and clearing */
         if (t->qhead == NULL)
             t->qtail = NULL;
         __atomic_store_n(&s->queued, 0, __ATOMIC_RELEASE); /* its owner may free it now */
@@ -378,6 +377,12 @@ void gas_co_team_lock(gas_team_t t)
 {
     while (__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE))
         sched_yield();
+}
+
+/* gas_co_team_lock without waiting: 1 when taken. */
+static int team_trylock(gas_team_t t)
+{
+    return !__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE);
 }
 
 void gas_co_team_unlock(gas_team_t t)
@@ -564,7 +569,7 @@ static void explain_stuck(void *arg, char *buf, size_t cap)
     struct gas_co_sched *s = arg;
     gas_team_t t = s->team;
     buf[0] = '\0';
-    if (__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE))
+    if (!team_trylock(t))
         return;
     const struct gas_co_sched *r = t->qhead ? t->qhead : s;
     if (r->status == GAS_OK && r->cur < r->nrounds) {
