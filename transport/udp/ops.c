@@ -99,16 +99,13 @@ static int room_ready(void *arg)
     return ok;
 }
 
+/* The channel is dead: the loss story (gas_tl_lost_what) of this rank, when it was itself
+ * declared dead, else of the peer. */
 static gas_status_t dead_error(struct gas_udp_chan *ch, const char *call)
 {
-    if (gas_udp_self_lost() >= 0) {
-        char why[300];
-        gas_tl_lost_what(gas_udp_g.env.rank, why, sizeof why);
-        return gas_rt_error(GAS_ERR_PEER, call, "%s: nothing was sent to rank %d", why, ch->rank);
-    }
-    return gas_rt_error(GAS_ERR_PEER, call,
-                        "rank %d is unreachable: it acknowledged nothing for GAS_UDP_PEER_TIMEOUT%s",
-                        ch->rank, gas_udp_poll_hint());
+    char why[300];
+    gas_tl_lost_what(gas_udp_self_lost() >= 0 ? gas_udp_g.env.rank : ch->rank, why, sizeof why);
+    return gas_rt_error(GAS_ERR_PEER, call, "%s: nothing was sent to rank %d", why, ch->rank);
 }
 
 static gas_status_t wait_room(struct gas_udp_chan *ch, enum room_kind kind, uint64_t need,
