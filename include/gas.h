@@ -713,6 +713,117 @@ GAS_EXPORT gas_status_t gas_wait_until_u32(const uint32_t *ivar, gas_cmp_t cmp, 
 GAS_EXPORT gas_status_t gas_wait_until_i64(const int64_t *ivar, gas_cmp_t cmp, int64_t value);
 GAS_EXPORT gas_status_t gas_wait_until_u64(const uint64_t *ivar, gas_cmp_t cmp, uint64_t value);
 
+/*
+ * Waiting on several words, and testing without waiting (OpenSHMEM 1.5's
+ * wait_until_all/any/some and test families).  ivars is an array of nelems
+ * words of local memory, as for gas_wait_until; status, when not NULL, is
+ * nelems ints and leaves out the words whose status is nonzero (the usual
+ * loop: take an index from _any, set its status to 1, wait again).
+ *  - _all: returns once every counted word has been seen to satisfy
+ *    (ivar cmp value), each at some moment during the call (a word seen to
+ *    satisfy it is not read again).  No counted word: returns at once.
+ *  - _any: *index_p = the lowest index of a counted word that satisfies it.
+ *    No counted word: returns at once with *index_p = SIZE_MAX.
+ *  - _some: waits until at least one counted word satisfies it, then writes
+ *    the indices of all those that do (read in one pass, ascending) to
+ *    indices (room for nelems) and their number to *count_p.  No counted
+ *    word: returns at once with *count_p = 0.
+ * Waits spin briefly, then sleep in the kernel, keep the runtime
+ * progressing, return GAS_ERR_TIMEOUT after GAS_TIMEOUT, and give the same
+ * ordering guarantee as gas_wait_until for the words they saw satisfied.
+ *
+ * gas_test_until_* never wait: each looks, and when the condition does not
+ * hold yet makes progress once (as gas_progress(), which poll mode needs)
+ * and looks again.  gas_test_until sets *done_p to 1 when (*ivar cmp value)
+ * holds, else 0; _all likewise for every counted word (a word seen to
+ * satisfy it in an earlier call is read again: a test keeps no state);
+ * _any sets *index_p to the lowest satisfying index or SIZE_MAX; _some sets
+ * *count_p (0: none) and writes the indices.
+ *
+ * Errors, from every form: GAS_ERR_INVALID for a NULL ivars (nelems > 0),
+ * indices (in _some, nelems > 0) or result pointer, or an unknown
+ * comparison; GAS_ERR_ALIGN for a misaligned ivars; GAS_ERR_OVERFLOW when
+ * the array would wrap the address space; GAS_ERR_PEER when the condition
+ * does not hold and a peer has been given up on (its write may never come).
+ * On an error *index_p is SIZE_MAX, *count_p 0 and *done_p 0.
+ */
+GAS_EXPORT gas_status_t gas_wait_until_all_i32(const int32_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, int32_t value);
+GAS_EXPORT gas_status_t gas_wait_until_all_u32(const uint32_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, uint32_t value);
+GAS_EXPORT gas_status_t gas_wait_until_all_i64(const int64_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, int64_t value);
+GAS_EXPORT gas_status_t gas_wait_until_all_u64(const uint64_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, uint64_t value);
+GAS_EXPORT gas_status_t gas_wait_until_any_i32(const int32_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, int32_t value,
+                                               size_t *index_p);
+GAS_EXPORT gas_status_t gas_wait_until_any_u32(const uint32_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, uint32_t value,
+                                               size_t *index_p);
+GAS_EXPORT gas_status_t gas_wait_until_any_i64(const int64_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, int64_t value,
+                                               size_t *index_p);
+GAS_EXPORT gas_status_t gas_wait_until_any_u64(const uint64_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, uint64_t value,
+                                               size_t *index_p);
+GAS_EXPORT gas_status_t gas_wait_until_some_i32(const int32_t *ivars, size_t nelems,
+                                                size_t *indices, const int *status,
+                                                gas_cmp_t cmp, int32_t value, size_t *count_p);
+GAS_EXPORT gas_status_t gas_wait_until_some_u32(const uint32_t *ivars, size_t nelems,
+                                                size_t *indices, const int *status,
+                                                gas_cmp_t cmp, uint32_t value, size_t *count_p);
+GAS_EXPORT gas_status_t gas_wait_until_some_i64(const int64_t *ivars, size_t nelems,
+                                                size_t *indices, const int *status,
+                                                gas_cmp_t cmp, int64_t value, size_t *count_p);
+GAS_EXPORT gas_status_t gas_wait_until_some_u64(const uint64_t *ivars, size_t nelems,
+                                                size_t *indices, const int *status,
+                                                gas_cmp_t cmp, uint64_t value, size_t *count_p);
+GAS_EXPORT gas_status_t gas_test_until_i32(const int32_t *ivar, gas_cmp_t cmp, int32_t value,
+                                           int *done_p);
+GAS_EXPORT gas_status_t gas_test_until_u32(const uint32_t *ivar, gas_cmp_t cmp, uint32_t value,
+                                           int *done_p);
+GAS_EXPORT gas_status_t gas_test_until_i64(const int64_t *ivar, gas_cmp_t cmp, int64_t value,
+                                           int *done_p);
+GAS_EXPORT gas_status_t gas_test_until_u64(const uint64_t *ivar, gas_cmp_t cmp, uint64_t value,
+                                           int *done_p);
+GAS_EXPORT gas_status_t gas_test_until_all_i32(const int32_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, int32_t value,
+                                               int *done_p);
+GAS_EXPORT gas_status_t gas_test_until_all_u32(const uint32_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, uint32_t value,
+                                               int *done_p);
+GAS_EXPORT gas_status_t gas_test_until_all_i64(const int64_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, int64_t value,
+                                               int *done_p);
+GAS_EXPORT gas_status_t gas_test_until_all_u64(const uint64_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, uint64_t value,
+                                               int *done_p);
+GAS_EXPORT gas_status_t gas_test_until_any_i32(const int32_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, int32_t value,
+                                               size_t *index_p);
+GAS_EXPORT gas_status_t gas_test_until_any_u32(const uint32_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, uint32_t value,
+                                               size_t *index_p);
+GAS_EXPORT gas_status_t gas_test_until_any_i64(const int64_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, int64_t value,
+                                               size_t *index_p);
+GAS_EXPORT gas_status_t gas_test_until_any_u64(const uint64_t *ivars, size_t nelems,
+                                               const int *status, gas_cmp_t cmp, uint64_t value,
+                                               size_t *index_p);
+GAS_EXPORT gas_status_t gas_test_until_some_i32(const int32_t *ivars, size_t nelems,
+                                                size_t *indices, const int *status,
+                                                gas_cmp_t cmp, int32_t value, size_t *count_p);
+GAS_EXPORT gas_status_t gas_test_until_some_u32(const uint32_t *ivars, size_t nelems,
+                                                size_t *indices, const int *status,
+                                                gas_cmp_t cmp, uint32_t value, size_t *count_p);
+GAS_EXPORT gas_status_t gas_test_until_some_i64(const int64_t *ivars, size_t nelems,
+                                                size_t *indices, const int *status,
+                                                gas_cmp_t cmp, int64_t value, size_t *count_p);
+GAS_EXPORT gas_status_t gas_test_until_some_u64(const uint64_t *ivars, size_t nelems,
+                                                size_t *indices, const int *status,
+                                                gas_cmp_t cmp, uint64_t value, size_t *count_p);
+
 /* ------------------------------------------------------------------------ */
 /* Synchronisation                                                           */
 /* ------------------------------------------------------------------------ */

@@ -32,7 +32,7 @@ run() { # ranks binary
 for t in $B/tests/unit/test_*; do run - "$t"; done
 for t in test_put_get test_sizes test_atomics test_order test_bad_input test_layout \
          test_alloc_threads test_alloc_model test_alloc_big test_exhaust test_placement \
-         test_arena_used test_finalize_race; do
+         test_arena_used test_finalize_race test_wait_set; do
     [ -x $B/tests/mr/$t ] && run 3 $B/tests/mr/$t
 done
 run - $B/tests/mr/test_arena_hooks
