@@ -209,6 +209,7 @@ static gas_status_t set_test(struct ivar_set *s, int *done, const void *out, con
     gas_rt_progress();
     *done = look(s);
     if (!*done) {
+        gas_rt_poll_idle();
         s->lost = gas_tl_first_lost(NULL, gas_gs.nranks);
         if (s->lost >= 0)
             return lost_error(s);

@@ -254,11 +254,16 @@ static gas_status_t api_test(gas_handle_t handle, int *done_p)
         *done_p = 1;
         return GAS_OK;
     }
-    if (handle->complete)
-        return handle->complete(handle, 0, done_p);
+    if (handle->complete) {
+        st = handle->complete(handle, 0, done_p);
+        if (st == GAS_OK && !*done_p)
+            gas_rt_poll_idle();
+        return st;
+    }
     gas_rt_progress();
     if (atomic_load_explicit(&handle->comp.pending, memory_order_acquire) != 0) {
         *done_p = 0;
+        gas_rt_poll_idle();
         return GAS_OK;
     }
     st = gas_gs_comp_status(&handle->comp, "gas_test");

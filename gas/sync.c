@@ -115,7 +115,8 @@ static gas_status_t api_progress(void)
     gas_status_t st = gas_gs_check("gas_progress");
     if (st != GAS_OK)
         return st;
-    gas_rt_progress();
+    if (!gas_rt_progress())
+        gas_rt_poll_idle();
     return GAS_OK;
 }
 

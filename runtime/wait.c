@@ -229,6 +229,12 @@ void gas_rt_wait_set_spin(uint64_t spin_ns)
     atomic_store_explicit(&spin_budget_ns, spin_ns, memory_order_relaxed);
 }
 
+void gas_rt_poll_idle(void)
+{
+    if (gas_rt_wait_spin_ns() == 0)
+        sched_yield();
+}
+
 /*
  * Drive progress and look at cond until it holds (1), or until `spin` ns have
  * passed without progress (0): a waiter that is serving its peers' requests

@@ -243,6 +243,15 @@ enum gas_rt_hook_kind { GAS_RT_HOOK_POLL, GAS_RT_HOOK_ISSUES };
 int gas_rt_progress_register(gas_rt_progress_fn fn, enum gas_rt_hook_kind kind);
 void gas_rt_progress_reset(void);
 int gas_rt_progress(void);
+
+/*
+ * A polling call (gas_test, gas_progress, gas_test_until_*) found nothing
+ * done: where waits do not spin (GAS_WAIT_SPIN 0, as gas_init sets it when
+ * the rank's CPUs are oversubscribed) give the CPU away once (sched_yield),
+ * so a program's polling loop does not eat the time slices of the peers it
+ * polls for.  Elsewhere it does nothing.
+ */
+void gas_rt_poll_idle(void);
 void gas_rt_progress_hold(void);
 void gas_rt_progress_unhold(void);
 
