@@ -978,7 +978,8 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
  * dst holds the whole count * size input and the result is left in its first
  * count elements; for alltoall: dst holds this rank's blocks to send, and
  * they are copied aside first; for allgatherv: from this rank's block of dst
- * at displs).  For allreduce and reduce, src == dst is also in place.
+ * at displs).  For allreduce, reduce, scan and exscan, src == dst is also
+ * in place.
  * GAS_IN_PLACE is refused (GAS_ERR_INVALID) for a reduce or gather off the
  * root (only the root has a dst), for scatter and for alltoallv, which have
  * no in-place form.
@@ -1108,6 +1109,25 @@ GAS_EXPORT gas_status_t gas_alltoallv(gas_team_t team, void *dst, const size_t *
 GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const void *src,
                                            size_t count, gas_dtype_t type, gas_redop_t op);
 
+/*
+ * Prefix reductions (MPI_Scan / MPI_Exscan), element by element in team
+ * order.  gas_scan: member i's dst = op over the src of members 0 .. i.
+ * gas_exscan: member i's dst = op over the src of members 0 .. i-1; member
+ * 0's dst is filled with the op's identity (MPI leaves it undefined; here it
+ * is defined): 0 for sum, bor and bxor, 1 for prod, all ones for band, the
+ * type's largest value for min and its smallest for max (+INFINITY and
+ * -INFINITY for float and double).  In place: GAS_IN_PLACE as src, or src ==
+ * dst, takes the input from dst.  Float and double: each member combines its
+ * terms in a fixed order (the algorithm's), so a run repeats its bits; the
+ * pipelined chain gives the sequential left-to-right result, recursive
+ * doubling may differ from it by ceil(log2 n) units of rounding times the
+ * sum of magnitudes.
+ */
+GAS_EXPORT gas_status_t gas_scan(gas_team_t team, void *dst, const void *src, size_t count,
+                                 gas_dtype_t type, gas_redop_t op);
+GAS_EXPORT gas_status_t gas_exscan(gas_team_t team, void *dst, const void *src, size_t count,
+                                   gas_dtype_t type, gas_redop_t op);
+
 /* root's dst (count * size elements) = every member's src block, in team order. */
 GAS_EXPORT gas_status_t gas_gather(gas_team_t team, void *dst, const void *src, size_t count,
                                    gas_dtype_t type, int root);
@@ -1163,6 +1183,10 @@ GAS_EXPORT gas_status_t gas_alltoallv_nb(gas_team_t team, void *dst, const size_
 GAS_EXPORT gas_status_t gas_reduce_scatter_nb(gas_team_t team, void *dst, const void *src,
                                               size_t count, gas_dtype_t type, gas_redop_t op,
                                               gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_scan_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                    gas_dtype_t type, gas_redop_t op, gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_exscan_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                      gas_dtype_t type, gas_redop_t op, gas_handle_t *handle_p);
 GAS_EXPORT gas_status_t gas_gather_nb(gas_team_t team, void *dst, const void *src, size_t count,
                                       gas_dtype_t type, int root, gas_handle_t *handle_p);
 GAS_EXPORT gas_status_t gas_scatter_nb(gas_team_t team, void *dst, const void *src, size_t count,
@@ -1176,6 +1200,7 @@ typedef enum gas_coll {
     GAS_COLL_BARRIER, GAS_COLL_BROADCAST, GAS_COLL_REDUCE, GAS_COLL_ALLREDUCE,
     GAS_COLL_ALLGATHER, GAS_COLL_ALLGATHERV, GAS_COLL_ALLTOALL, GAS_COLL_ALLTOALLV,
     GAS_COLL_REDUCE_SCATTER, GAS_COLL_GATHER, GAS_COLL_SCATTER,
+    GAS_COLL_SCAN, GAS_COLL_EXSCAN,
     GAS_COLL_COUNT
 } gas_coll_t;
 

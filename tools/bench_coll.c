@@ -6,8 +6,8 @@
  *   coll-lat  "coll:alg"  one call of 8 bytes (one double for reductions)
  *   coll-bw   "coll/alg"  a sweep of sizes (default 1 KiB .. 4 MiB); MB/s
  *                         counts the bytes of the message as the tuning table
- *                         does: the vector (broadcast, reduce, allreduce) or
- *                         one rank's block (the others)
+ *                         does: the vector (broadcast, reduce, allreduce, scan,
+ *                         exscan) or one rank's block (the others)
  * for every algorithm that can run on this job, and "auto" (the tuning
  * table).  Reductions are double sums of every rank's rank + 1, data movers
  * move bytes of a per-rank pattern; after every batch each rank checks a
@@ -61,7 +61,8 @@ static unsigned char pattern(int r, size_t i)
 
 static int is_reduction(int c)
 {
-    return c == GAS_COLL_REDUCE || c == GAS_COLL_ALLREDUCE || c == GAS_COLL_REDUCE_SCATTER;
+    return c == GAS_COLL_REDUCE || c == GAS_COLL_ALLREDUCE || c == GAS_COLL_REDUCE_SCATTER ||
+           c == GAS_COLL_SCAN || c == GAS_COLL_EXSCAN;
 }
 
 static void run_one(struct bench *b, int coll, size_t size)
@@ -90,6 +91,8 @@ static void run_one(struct bench *b, int coll, size_t size)
         break;
     case GAS_COLL_GATHER: st = gas_gather(w, c->dst, c->bsrc, size, GAS_UINT8, 0); break;
     case GAS_COLL_SCATTER: st = gas_scatter(w, c->dst, c->bsrc, size, GAS_UINT8, 0); break;
+    case GAS_COLL_SCAN: st = gas_scan(w, c->dst, c->dsrc, n8, GAS_DOUBLE, GAS_OP_SUM); break;
+    case GAS_COLL_EXSCAN: st = gas_exscan(w, c->dst, c->dsrc, n8, GAS_DOUBLE, GAS_OP_SUM); break;
     default: break;
     }
     bench_check(st, gas_coll_name((gas_coll_t)coll));
@@ -111,7 +114,9 @@ static uint64_t result_sample(struct bench *b, int coll, size_t size, int poison
         return 0;
     if (is_reduction(coll)) {
         size_t n8 = size / 8 ? size / 8 : 1;
-        double want = (double)n * (n + 1) / 2;
+        /* the sum of rank + 1 over the ranks: all of them, or a prefix (scan, exscan) */
+        int upto = coll == GAS_COLL_SCAN ? me + 1 : coll == GAS_COLL_EXSCAN ? me : n;
+        double want = (double)upto * (upto + 1) / 2;
         double *d = (double *)(void *)c->dst;
         if (coll == GAS_COLL_REDUCE && me != 0)
             return 0;

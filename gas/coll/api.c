@@ -386,6 +386,58 @@ GAS_EXPORT gas_status_t gas_reduce_scatter_nb(gas_team_t team, void *dst, const 
                  api_reduce_scatter_nb(team, dst, src, count, type, op, handle_p));
 }
 
+/* scan and exscan: the checks and in-place forms of allreduce (reduction_in). */
+static gas_status_t api_scan(gas_team_t team, void *dst, const void *src, size_t count,
+                             gas_dtype_t type, gas_redop_t op)
+{
+    return reduction("gas_scan", GAS_COLL_SCAN, team, dst, src, count, type, op, -1, 0, NULL);
+}
+
+GAS_EXPORT gas_status_t gas_scan(gas_team_t team, void *dst, const void *src, size_t count,
+                                 gas_dtype_t type, gas_redop_t op)
+{
+    GAS_GS_GATED("gas_scan", api_scan(team, dst, src, count, type, op));
+}
+
+static gas_status_t api_scan_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                gas_dtype_t type, gas_redop_t op, gas_handle_t *handle_p)
+{
+    return reduction("gas_scan_nb", GAS_COLL_SCAN, team, dst, src, count, type, op, -1, 1,
+                     handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_scan_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                    gas_dtype_t type, gas_redop_t op, gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_scan_nb", api_scan_nb(team, dst, src, count, type, op, handle_p));
+}
+
+static gas_status_t api_exscan(gas_team_t team, void *dst, const void *src, size_t count,
+                               gas_dtype_t type, gas_redop_t op)
+{
+    return reduction("gas_exscan", GAS_COLL_EXSCAN, team, dst, src, count, type, op, -1, 0,
+                     NULL);
+}
+
+GAS_EXPORT gas_status_t gas_exscan(gas_team_t team, void *dst, const void *src, size_t count,
+                                   gas_dtype_t type, gas_redop_t op)
+{
+    GAS_GS_GATED("gas_exscan", api_exscan(team, dst, src, count, type, op));
+}
+
+static gas_status_t api_exscan_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                  gas_dtype_t type, gas_redop_t op, gas_handle_t *handle_p)
+{
+    return reduction("gas_exscan_nb", GAS_COLL_EXSCAN, team, dst, src, count, type, op, -1, 1,
+                     handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_exscan_nb(gas_team_t team, void *dst, const void *src, size_t count,
+                                      gas_dtype_t type, gas_redop_t op, gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_exscan_nb", api_exscan_nb(team, dst, src, count, type, op, handle_p));
+}
+
 /* allgather, gather (root >= 0), alltoall, scatter: blocks of count elements. */
 static gas_status_t blocked_in(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
                                const void *src, size_t count, gas_dtype_t type, int rooted,

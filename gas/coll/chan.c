@@ -134,7 +134,8 @@ static void describe(char *buf, size_t cap, uint32_t seq, int coll, int alg, int
     char name[48];
     const char *a = gas_co_alg_name((gas_coll_t)coll, alg);
     int reduces = coll == GAS_COLL_REDUCE || coll == GAS_COLL_ALLREDUCE ||
-                  coll == GAS_COLL_REDUCE_SCATTER;
+                  coll == GAS_COLL_REDUCE_SCATTER || coll == GAS_COLL_SCAN ||
+                  coll == GAS_COLL_EXSCAN;
     /* (a barrier has no type; a split's or gas_init's exchange moves bytes of its own) */
     int typed = coll != GAS_COLL_BARRIER && api <= GAS_CO_API_NB;
     snprintf(buf, cap, "collective #%u, %s (%s%s%s%s%s)", seq,

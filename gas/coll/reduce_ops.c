@@ -5,6 +5,9 @@
  */
 #include "coll.h"
 
+#include <math.h>
+#include <string.h>
+
 #define ARITH(T, U)                                                                       \
     static void sum_##T(void *dv, const void *sv, size_t n)                                       \
     { T *d = dv; const T *s = sv; for (size_t i = 0; i < n; i++) d[i] = (T)(U)((U)d[i] + (U)s[i]); }                  \
@@ -78,6 +81,45 @@ static const char *const op_names[GAS_OP_COUNT] = {
 void gas_co_reduce(void *dst, const void *src, size_t n, gas_dtype_t type, gas_redop_t op)
 {
     kernels[type][op](dst, src, n);
+}
+
+/* The identity of op for an integer type of es bytes, as the low bytes of a uint64. */
+static uint64_t int_identity(gas_redop_t op, size_t es, int is_signed)
+{
+    uint64_t ones = es == 8 ? ~0ull : (1ull << (8 * es)) - 1, top = 1ull << (8 * es - 1);
+    switch (op) {
+    case GAS_OP_PROD: return 1;
+    case GAS_OP_BAND: return ones;
+    case GAS_OP_MIN: return is_signed ? ones ^ top : ones;   /* the largest value */
+    case GAS_OP_MAX: return is_signed ? top : 0;             /* the smallest */
+    default: return 0;                                       /* sum, bor, bxor */
+    }
+}
+
+void gas_co_identity(void *dst, size_t n, gas_dtype_t type, gas_redop_t op)
+{
+    size_t es = sizes[type];
+    char one[8];
+    if (type == GAS_FLOAT || type == GAS_DOUBLE) {
+        double v = op == GAS_OP_PROD ? 1.0 : op == GAS_OP_MIN ? INFINITY
+                                           : op == GAS_OP_MAX ? -INFINITY : 0.0;
+        float f = (float)v;
+        if (type == GAS_FLOAT)
+            memcpy(one, &f, sizeof f);
+        else
+            memcpy(one, &v, sizeof v);
+    } else {
+        int is_signed = type == GAS_INT8 || type == GAS_INT16 || type == GAS_INT32 ||
+                        type == GAS_INT64;
+        uint64_t v = int_identity(op, es, is_signed);
+        uint8_t v8 = (uint8_t)v;
+        uint16_t v16 = (uint16_t)v;
+        uint32_t v32 = (uint32_t)v;
+        memcpy(one, es == 1 ? (void *)&v8 : es == 2 ? (void *)&v16 : es == 4 ? (void *)&v32
+                                                                      : (void *)&v, es);
+    }
+    for (size_t i = 0; i < n; i++)
+        memcpy((char *)dst + i * es, one, es);
 }
 
 int gas_co_op_valid(gas_dtype_t type, gas_redop_t op)

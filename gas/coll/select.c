@@ -30,14 +30,14 @@ static const char builtin_table[] =
 
 static const char *const coll_names[GAS_COLL_COUNT] = {
     "barrier", "broadcast", "reduce", "allreduce", "allgather", "allgatherv",
-    "alltoall", "alltoallv", "reduce_scatter", "gather", "scatter",
+    "alltoall", "alltoallv", "reduce_scatter", "gather", "scatter", "scan", "exscan",
 };
 
 static const enum gas_rt_config_id cfg_of[GAS_COLL_COUNT] = {
     GAS_CFG_COLL_BARRIER, GAS_CFG_COLL_BROADCAST, GAS_CFG_COLL_REDUCE, GAS_CFG_COLL_ALLREDUCE,
     GAS_CFG_COLL_ALLGATHER, GAS_CFG_COLL_ALLGATHERV, GAS_CFG_COLL_ALLTOALL,
     GAS_CFG_COLL_ALLTOALLV, GAS_CFG_COLL_REDUCE_SCATTER, GAS_CFG_COLL_GATHER,
-    GAS_CFG_COLL_SCATTER,
+    GAS_CFG_COLL_SCATTER, GAS_CFG_COLL_SCAN, GAS_CFG_COLL_EXSCAN,
 };
 
 /* The builders, in the order of each row's choices (index 0, auto, has none). */
@@ -67,6 +67,10 @@ gas_status_t gas_co_gather_binomial(struct gas_co_sched *, const struct gas_co_g
 gas_status_t gas_co_gather_linear(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
 gas_status_t gas_co_scatter_binomial(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
 gas_status_t gas_co_scatter_linear(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_scan_rd(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_scan_chain(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_exscan_rd(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_exscan_chain(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
 
 static const gas_co_build_fn builders[GAS_COLL_COUNT][MAX_ALGS] = {
     [GAS_COLL_BARRIER] = {NULL, gas_co_barrier_dissemination, gas_co_barrier_hier},
@@ -88,6 +92,8 @@ static const gas_co_build_fn builders[GAS_COLL_COUNT][MAX_ALGS] = {
     [GAS_COLL_REDUCE_SCATTER] = {NULL, gas_co_rs_halving, gas_co_rs_ring},
     [GAS_COLL_GATHER] = {NULL, gas_co_gather_binomial, gas_co_gather_linear},
     [GAS_COLL_SCATTER] = {NULL, gas_co_scatter_binomial, gas_co_scatter_linear},
+    [GAS_COLL_SCAN] = {NULL, gas_co_scan_rd, gas_co_scan_chain},
+    [GAS_COLL_EXSCAN] = {NULL, gas_co_exscan_rd, gas_co_exscan_chain},
 };
 
 static char alg_names[GAS_COLL_COUNT][MAX_ALGS][32];

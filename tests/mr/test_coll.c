@@ -6,8 +6,8 @@
  * Teams: the world; the even ranks and the odd ranks (strided splits, so the
  * teams skip ranks); a color/key split (rank % 3, key reversing the order);
  * the node team; a strided team of one.  On each: barrier, broadcast,
- * reduce, allreduce, reduce-scatter, allgather(v), alltoall(v), gather and
- * scatter with every algorithm forced in turn (then "auto", the tuning
+ * reduce, allreduce, reduce-scatter, allgather(v), alltoall(v), gather,
+ * scatter, scan and exscan with every algorithm forced in turn (then "auto", the tuning
  * table), at element counts 0, 1, odd ones, just under and over every
  * crossover that the table has for that collective on that team (found with
  * gas_coll_choice), and a large one.  Every type x op pair is run at
@@ -26,10 +26,17 @@
  * root out of range, NULL buffers, overflow); a mismatched pair of
  * collectives, which must fail with a clear message.
  *
+ * Scan and exscan are checked per member against the prefix over members
+ * 0 .. i (0 .. i-1; member 0 of an exscan: the op's identity): the chain's
+ * float results bit for bit against the sequential order, recursive
+ * doubling's within ceil(log2 i) units of rounding times the sum of
+ * magnitudes; in place with GAS_IN_PLACE and with src == dst.
+ *
  * `test_coll --quick` keeps only the small counts (for the udp, hierarchical
  * and sanitizer runs); `--nb` runs the matrix through the _nb forms, each
  * completed by gas_wait or a gas_test loop (allgatherv's vectors scribbled
- * on before the wait: they are read by the call).
+ * on before the wait: they are read by the call); `--scan` runs only scan
+ * and exscan in the matrix and the zero-copy runs (no back-to-back).
  */
 #include "check.h"
 
@@ -48,6 +55,8 @@ static struct tteam teams[NTEAMS_MAX];
 static int nteams;
 static int quick;
 static int use_nb;          /* --nb: the matrix through the _nb forms */
+static int scan_only;       /* --scan: only scan and exscan in the matrix (and no zero-copy
+                               and back-to-back runs) */
 static uint64_t callno;     /* advances identically on every rank */
 
 static const gas_dtype_t all_types[] = {GAS_INT8, GAS_UINT8, GAS_INT16, GAS_UINT16, GAS_INT32,
@@ -121,6 +130,45 @@ static int is_signed_int(gas_dtype_t t)
     return t == GAS_INT8 || t == GAS_INT16 || t == GAS_INT32 || t == GAS_INT64;
 }
 
+/* The op over members 0 .. upto-1's contributions in double, and the sum of their magnitudes. */
+static void float_reference(gas_dtype_t t, gas_redop_t op, const struct tteam *tt, int upto,
+                            uint64_t idx, uint64_t salt, double *ref_p, double *mag_p)
+{
+    char v[8];
+    double ref = 0, mag = 0;
+    for (int m = 0; m < upto; m++) {
+        value(v, t, tt->world[m], idx, salt, op);
+        double x = t == GAS_FLOAT ? (double)*(float *)(void *)v : *(double *)(void *)v;
+        ref = m == 0 ? x : op == GAS_OP_SUM ? ref + x : op == GAS_OP_PROD ? ref * x
+            : op == GAS_OP_MIN ? (x < ref ? x : ref) : (x > ref ? x : ref);
+        mag += fabs(x);
+    }
+    *ref_p = ref;
+    *mag_p = mag;
+}
+
+/*
+ * A float result against its double reference: sums within sum_units units
+ * of rounding times the sum of magnitudes, products within 2 * prod_n units
+ * relative, min/max exact (in the type).
+ */
+static int check_float(const void *got, gas_dtype_t t, gas_redop_t op, double ref, double mag,
+                       double sum_units, int prod_n, uint64_t idx, const char *what)
+{
+    double eps = t == GAS_FLOAT ? 1.1920929e-7 : 2.220446e-16, bound = 0;
+    double g = t == GAS_FLOAT ? (double)*(const float *)got : *(const double *)got;
+    if (op == GAS_OP_SUM)
+        bound = sum_units * eps * mag + 1e-300;
+    else if (op == GAS_OP_PROD)
+        bound = 2.0 * prod_n * eps * fabs(ref);
+    else if (t == GAS_FLOAT)
+        ref = (double)(float)ref;
+    if (fabs(g - ref) > bound)
+        return CHECK(0, "%s: element %" PRIu64 ": got %.17g, expected %.17g (bound %.3g)", what,
+                     idx, g, ref, bound);
+    return 1;
+}
+
 /* Check element idx of got against the op over the team's contributions. */
 static int check_reduced(const void *got, gas_dtype_t t, gas_redop_t op, const struct tteam *tt,
                          uint64_t idx, uint64_t salt, const char *what)
@@ -128,35 +176,9 @@ static int check_reduced(const void *got, gas_dtype_t t, gas_redop_t op, const s
     size_t es = gas_dtype_size(t);
     char v[8];
     if (is_float(t)) {
-        double ref = 0, mag = 0, g;
-        for (int m = 0; m < tt->n; m++) {
-            value(v, t, tt->world[m], idx, salt, op);
-            double x = t == GAS_FLOAT ? (double)*(float *)(void *)v : *(double *)(void *)v;
-            if (m == 0)
-                ref = x;
-            else if (op == GAS_OP_SUM)
-                ref += x;
-            else if (op == GAS_OP_PROD)
-                ref *= x;
-            else if (op == GAS_OP_MIN)
-                ref = x < ref ? x : ref;
-            else
-                ref = x > ref ? x : ref;
-            mag += fabs(x);
-        }
-        g = t == GAS_FLOAT ? (double)*(const float *)got : *(const double *)got;
-        double eps = t == GAS_FLOAT ? 1.1920929e-7 : 2.220446e-16;
-        double bound = 0;
-        if (op == GAS_OP_SUM)
-            bound = (tt->n - 1) * eps * mag + 1e-300;
-        else if (op == GAS_OP_PROD)
-            bound = 2.0 * tt->n * eps * fabs(ref);
-        else if (t == GAS_FLOAT)
-            ref = (double)(float)ref;
-        if (fabs(g - ref) > bound)
-            return CHECK(0, "%s: element %" PRIu64 ": got %.17g, expected %.17g (bound %.3g)", what,
-                         idx, g, ref, bound);
-        return 1;
+        double ref, mag;
+        float_reference(t, op, tt, tt->n, idx, salt, &ref, &mag);
+        return check_float(got, t, op, ref, mag, tt->n - 1, tt->n, idx, what);
     }
     uint64_t acc = 0;
     for (int m = 0; m < tt->n; m++) {
@@ -365,6 +387,126 @@ static void t_reduce_scatter(const struct tteam *tt, const char *alg, gas_dtype_
     free(dst);
 }
 
+/* The identity of op for type t (exscan's member 0), written independently of the library. */
+static void identity_of(void *out, gas_dtype_t t, gas_redop_t op)
+{
+    size_t es = gas_dtype_size(t);
+    if (is_float(t)) {
+        double v = op == GAS_OP_PROD ? 1.0 : op == GAS_OP_MIN ? INFINITY
+                                      : op == GAS_OP_MAX ? -INFINITY : 0.0;
+        float f = (float)v;
+        memcpy(out, t == GAS_FLOAT ? (void *)&f : (void *)&v, es);
+        return;
+    }
+    int64_t smin[] = {INT8_MIN, INT16_MIN, INT32_MIN, INT64_MIN};
+    int64_t smax[] = {INT8_MAX, INT16_MAX, INT32_MAX, INT64_MAX};
+    int lg = es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3;
+    uint64_t v = 0, ones = as_unsigned(t, ~0ull);
+    switch (op) {
+    case GAS_OP_PROD: v = 1; break;
+    case GAS_OP_BAND: v = ones; break;
+    case GAS_OP_MIN: v = is_signed_int(t) ? (uint64_t)smax[lg] : ones; break;
+    case GAS_OP_MAX: v = is_signed_int(t) ? as_unsigned(t, (uint64_t)smin[lg]) : 0; break;
+    default: v = 0; break;
+    }
+    int8_t v8 = (int8_t)v; int16_t v16 = (int16_t)v; int32_t v32 = (int32_t)v;
+    memcpy(out, es == 1 ? (void *)&v8 : es == 2 ? (void *)&v16 : es == 4 ? (void *)&v32 : (void *)&v, es);
+}
+
+/*
+ * Element idx of a prefix over team members 0 .. upto-1 (upto 0: the
+ * identity, exscan's member 0).  Integers exactly.  Floats: exact (bit for
+ * bit the sequential left-to-right result in the type's own arithmetic) for
+ * the chain; otherwise within what a tree of depth ceil(log2 upto) allows:
+ * sums within depth units of rounding times the sum of magnitudes (plus the
+ * double reference's own upto - 1), products 2 * upto units relative,
+ * min/max exact.
+ */
+static int check_prefix(const void *got, gas_dtype_t t, gas_redop_t op, const struct tteam *tt,
+                        int upto, uint64_t idx, uint64_t salt, int exact, const char *label)
+{
+    size_t es = gas_dtype_size(t);
+    char v[8];
+    if (upto == 0) {
+        identity_of(v, t, op);
+        if (memcmp(got, v, es) != 0)
+            return CHECK(0, "%s: element %" PRIu64 " of member 0 is not the identity of %s", label,
+                         idx, onames[op]);
+        return 1;
+    }
+    struct tteam sub = *tt;
+    sub.n = upto;   /* members 0 .. upto-1 */
+    if (!is_float(t))
+        return check_reduced(got, t, op, &sub, idx, salt, label);
+    if (exact) {
+        float f = 0;
+        double d = 0;
+        for (int m = 0; m < upto; m++) {
+            value(v, t, tt->world[m], idx, salt, op);
+            float xf; double xd;
+            memcpy(&xf, v, 4);
+            memcpy(&xd, v, 8);
+            if (t == GAS_FLOAT) {
+                f = m == 0 ? xf : op == GAS_OP_SUM ? f + xf : op == GAS_OP_PROD ? f * xf
+                  : op == GAS_OP_MIN ? (xf < f ? xf : f) : (xf > f ? xf : f);
+            } else {
+                d = m == 0 ? xd : op == GAS_OP_SUM ? d + xd : op == GAS_OP_PROD ? d * xd
+                  : op == GAS_OP_MIN ? (xd < d ? xd : d) : (xd > d ? xd : d);
+            }
+        }
+        if (memcmp(got, t == GAS_FLOAT ? (void *)&f : (void *)&d, es) != 0)
+            return CHECK(0, "%s: element %" PRIu64 ": got %.17g, expected exactly %.17g (the "
+                         "sequential order)", label, idx,
+                         t == GAS_FLOAT ? (double)*(const float *)got : *(const double *)got,
+                         t == GAS_FLOAT ? (double)f : d);
+        return 1;
+    }
+    double ref, mag;
+    float_reference(t, op, tt, upto, idx, salt, &ref, &mag);
+    int depth = 0;
+    while ((1 << depth) < upto)
+        depth++;
+    return check_float(got, t, op, ref, mag, depth + (t == GAS_DOUBLE ? upto - 1 : 0), upto, idx,
+                       label);
+}
+
+/* scan (excl: exscan) of count elements; in place (GAS_IN_PLACE, or src == dst) or not. */
+static void t_scan(const struct tteam *tt, const char *alg, gas_dtype_t t, gas_redop_t op,
+                   size_t count, int excl, int in_place)
+{
+    size_t es = gas_dtype_size(t);
+    uint64_t salt = ++callno;
+    char name[32];
+    snprintf(name, sizeof name, "%s%s", excl ? "exscan" : "scan",
+             in_place == 1 ? "(GAS_IN_PLACE)" : in_place == 2 ? "(src == dst)" : "");
+    describe(tt, name, alg, t, op, count, 0);
+    char *src = xalloc(count * es), *dst = xalloc(count * es);
+    fill(src, t, count, t_rank, salt, op);
+    poison(dst, count * es);
+    const void *s = src;
+    if (in_place) {
+        memcpy(dst, src, count * es);
+        s = in_place == 1 ? GAS_IN_PLACE : dst;
+    }
+    if (excl)
+        COLL(gas_exscan(tt->team, dst, s, count, t, op),
+             gas_exscan_nb(tt->team, dst, s, count, t, op, &nb_h));
+    else
+        COLL(gas_scan(tt->team, dst, s, count, t, op),
+             gas_scan_nb(tt->team, dst, s, count, t, op, &nb_h));
+    int upto = tt->me + !excl, exact = strcmp(alg, "chain") == 0, bad = 0;
+    for (size_t i = 0; i < count && bad < 3; i++)
+        bad += !check_prefix(dst + i * es, t, op, tt, upto, i, salt, exact, what);
+    if (!in_place) {
+        char *again = xalloc(count * es);
+        fill(again, t, count, t_rank, salt, op);
+        CHECK(memcmp(again, src, count * es) == 0, "%s: the source buffer was modified", what);
+        free(again);
+    }
+    free(src);
+    free(dst);
+}
+
 /* allgather (v: counts vary), gather (root >= 0); in place or not */
 static void t_allgather(const struct tteam *tt, const char *alg, gas_dtype_t t, size_t count,
                         int v, int root, int in_place)
@@ -561,6 +703,8 @@ static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
 {
     size_t cs[64], cross[24];
     for (int coll = 0; coll < GAS_COLL_COUNT; coll++) {
+        if (scan_only && coll != GAS_COLL_SCAN && coll != GAS_COLL_EXSCAN)
+            continue;
         size_t ncross = crossovers(tt, (gas_coll_t)coll, cross, 24);
         for (int ai = 1;; ai++) {
             int is_auto;
@@ -596,6 +740,24 @@ static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
                             else
                                 t_reduce(tt, alg, t, (gas_redop_t)op, cs[k], (int)((k + op) % (size_t)tt->n),
                                          coll == GAS_COLL_ALLREDUCE, k == 3 && op < 2);
+                        }
+                    }
+                }
+                break;
+            case GAS_COLL_SCAN:
+            case GAS_COLL_EXSCAN:
+                for (int ti = 0; ti < NTYPES; ti++) {
+                    gas_dtype_t t = all_types[ti];
+                    size_t nc = counts_for(gas_dtype_size(t), cs, ti == 9 || ti == 4, cross, ncross);
+                    for (int op = 0; op < GAS_OP_COUNT; op++) {
+                        if (is_float(t) && op >= GAS_OP_BAND)
+                            continue;
+                        for (size_t k = 0; k < nc; k++) {
+                            if (!small_count(cs[k]) && (rot++ % 16) != 0)
+                                continue;
+                            /* in place at 7 (GAS_IN_PLACE) and 33 (src == dst), two ops each */
+                            int ip = (k == 2 || k == 3) && op % 3 == 0 ? (int)k - 1 : 0;
+                            t_scan(tt, alg, t, (gas_redop_t)op, cs[k], coll == GAS_COLL_EXSCAN, ip);
                         }
                     }
                 }
@@ -639,7 +801,8 @@ static void t_zero_null(const struct tteam *tt)
     if (tt->n > 64)
         return;
     for (int coll = 0; coll < GAS_COLL_COUNT; coll++) {
-        if (coll == GAS_COLL_BARRIER)
+        if (coll == GAS_COLL_BARRIER ||
+            (scan_only && coll != GAS_COLL_SCAN && coll != GAS_COLL_EXSCAN))
             continue;
         for (int ai = 1;; ai++) {
             int is_auto;
@@ -661,6 +824,8 @@ static void t_zero_null(const struct tteam *tt)
             case GAS_COLL_REDUCE_SCATTER: ST(gas_reduce_scatter(t, NULL, NULL, 0, GAS_INT32, GAS_OP_SUM)); break;
             case GAS_COLL_GATHER: ST(gas_gather(t, NULL, NULL, 0, GAS_INT32, root)); break;
             case GAS_COLL_SCATTER: ST(gas_scatter(t, NULL, NULL, 0, GAS_INT32, root)); break;
+            case GAS_COLL_SCAN: ST(gas_scan(t, NULL, NULL, 0, GAS_INT32, GAS_OP_SUM)); break;
+            case GAS_COLL_EXSCAN: ST(gas_exscan(t, NULL, NULL, 0, GAS_INT32, GAS_OP_SUM)); break;
             }
             MUST(gas_coll_set_algorithm((gas_coll_t)coll, "auto"));
             int32_t one = 1, sum = 0;
@@ -682,16 +847,25 @@ static void t_nonblocking(const struct tteam *a, const struct tteam *b, gas_ptr_
     enum { N = 1000 };
     static double x[N], y[N], z[N];
     static int32_t bc[N];
+    static double sc[N];
+    static int64_t ex_in[N], ex[N];
     for (int iter = 0; iter < 20; iter++) {
+        /* scan and exscan among them: recursive doubling, then the chain on odd iterations */
+        const char *salg = iter % 2 ? "chain" : "recursive_doubling";
+        MUST(gas_coll_set_algorithm(GAS_COLL_SCAN, salg));
+        MUST(gas_coll_set_algorithm(GAS_COLL_EXSCAN, salg));
         uint64_t salt = ++callno;
         snprintf(what, sizeof what, "non-blocking, teams %s and %s, iteration %d", a->name, b->name, iter);
         fill(x, GAS_DOUBLE, N, t_rank, salt, GAS_OP_SUM);
         fill(bc, GAS_INT32, N, t_rank, salt, GAS_OP_SUM);
         int root = iter % b->n;
-        gas_handle_t h[4] = {0};
+        fill(ex_in, GAS_INT64, N, t_rank, salt, GAS_OP_BXOR);
+        gas_handle_t h[6] = {0};
         ST(gas_allreduce_nb(a->team, y, x, N, GAS_DOUBLE, GAS_OP_SUM, &h[0]));
         ST(gas_broadcast_nb(b->team, bc, N, GAS_INT32, root, &h[1]));
+        ST(gas_scan_nb(a->team, sc, x, N, GAS_DOUBLE, GAS_OP_SUM, &h[4]));
         ST(gas_team_barrier_nb(a->team, &h[2]));
+        ST(gas_exscan_nb(b->team, ex, ex_in, N, GAS_INT64, GAS_OP_BXOR, &h[5]));
         ST(gas_allreduce_nb(b->team, z, x, N, GAS_DOUBLE, GAS_OP_MAX, &h[3]));
         /* puts while they run: a stamp for the next world rank */
         uint64_t v = salt;
@@ -708,6 +882,14 @@ static void t_nonblocking(const struct tteam *a, const struct tteam *b, gas_ptr_
         ST(gas_wait(h[1]));
         ST(gas_wait(h[0]));
         ST(gas_wait(h[3]));
+        ST(gas_wait(h[5]));
+        ST(gas_wait(h[4]));
+        int bad = 0;
+        for (size_t i = 0; i < N && bad < 3; i++) {
+            bad += !check_prefix(&sc[i], GAS_DOUBLE, GAS_OP_SUM, a, a->me + 1, i, salt,
+                                 iter % 2, what);
+            bad += !check_prefix(&ex[i], GAS_INT64, GAS_OP_BXOR, b, b->me, i, salt, 0, what);
+        }
         check_reduced_all(y, GAS_DOUBLE, GAS_OP_SUM, a, N, 0, salt, what);
         check_reduced_all(z, GAS_DOUBLE, GAS_OP_MAX, b, N, 0, salt, what);
         check_block(bc, GAS_INT32, b->world[root], 0, N, salt, what);
@@ -717,6 +899,8 @@ static void t_nonblocking(const struct tteam *a, const struct tteam *b, gas_ptr_
         CHECK(*(uint64_t *)gas_ptr_local(mine) == v, "%s: the overlapped put did not land", what);
         ST(gas_barrier());
     }
+    MUST(gas_coll_set_algorithm(GAS_COLL_SCAN, "auto"));
+    MUST(gas_coll_set_algorithm(GAS_COLL_EXSCAN, "auto"));
 }
 
 /*
@@ -734,9 +918,12 @@ static void t_zero_copy(const struct tteam *tt)
     if (seg == NULL)
         test_die("gas_ptr_local of my part is NULL");
     static const int colls[] = {GAS_COLL_ALLGATHER, GAS_COLL_BROADCAST, GAS_COLL_ALLTOALL,
-                                GAS_COLL_GATHER, GAS_COLL_ALLREDUCE};
+                                GAS_COLL_GATHER, GAS_COLL_ALLREDUCE, GAS_COLL_SCAN,
+                                GAS_COLL_EXSCAN};
     for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
         gas_coll_t c = (gas_coll_t)colls[ci];
+        if (scan_only && c != GAS_COLL_SCAN && c != GAS_COLL_EXSCAN)
+            continue;
         for (int a = 1; gas_coll_algorithm(c, a); a++) {
             const char *alg = gas_coll_algorithm(c, a);
             MUST(gas_coll_set_algorithm(c, alg));
@@ -778,6 +965,17 @@ static void t_zero_copy(const struct tteam *tt)
                         for (size_t i = 0; i < nr; i++)
                             check_block(seg + i * n * es, GAS_DOUBLE, tt->world[i], 0, n, salt, what);
                     break;
+                case GAS_COLL_SCAN:
+                case GAS_COLL_EXSCAN: {
+                    int excl = c == GAS_COLL_EXSCAN, bad = 0;
+                    fill(src, GAS_DOUBLE, n, t_rank, salt, GAS_OP_SUM);
+                    ST(excl ? gas_exscan(tt->team, seg, src, n, GAS_DOUBLE, GAS_OP_SUM)
+                            : gas_scan(tt->team, seg, src, n, GAS_DOUBLE, GAS_OP_SUM));
+                    for (size_t i = 0; i < n && bad < 3; i++)
+                        bad += !check_prefix(seg + i * es, GAS_DOUBLE, GAS_OP_SUM, tt,
+                                             tt->me + !excl, i, salt,
+                                             strcmp(alg, "chain") == 0, what);
+                } break;
                 default:
                     fill(src, GAS_DOUBLE, n, t_rank, salt, GAS_OP_MAX);
                     ST(gas_allreduce(tt->team, seg, src, n, GAS_DOUBLE, GAS_OP_MAX));
@@ -831,6 +1029,33 @@ static void t_errors(void)
     CHECK_STATUS(gas_allgather(w, i4, NULL, 1, GAS_INT32), GAS_ERR_INVALID);
     CHECK_STATUS(gas_allreduce(w, i4, i4, SIZE_MAX / 2, GAS_INT32, GAS_OP_SUM), GAS_ERR_OVERFLOW);
     CHECK_STATUS(gas_alltoall(w, i4, i4, SIZE_MAX / 2, GAS_INT32), GAS_ERR_OVERFLOW);
+    /* scan and exscan: allreduce's checks, messages naming the call */
+    gas_handle_t h = (gas_handle_t)1;
+    CHECK_STATUS(gas_scan(w, f, f, 4, GAS_FLOAT, GAS_OP_BOR), GAS_ERR_INVALID);
+    CHECK(strstr(gas_last_error(), "gas_scan") && strstr(gas_last_error(), "bitwise"),
+          "scan, bitwise op on float: message \"%s\"", gas_last_error());
+    CHECK_STATUS(gas_exscan(w, f, f, 4, GAS_DOUBLE, GAS_OP_BAND), GAS_ERR_INVALID);
+    CHECK(strstr(gas_last_error(), "gas_exscan") && strstr(gas_last_error(), "bitwise"),
+          "exscan, bitwise op on double: message \"%s\"", gas_last_error());
+    CHECK_STATUS(gas_scan(w, i4, i4, 4, (gas_dtype_t)99, GAS_OP_SUM), GAS_ERR_INVALID);
+    CHECK(strstr(gas_last_error(), "unknown type"), "scan, unknown type: \"%s\"", gas_last_error());
+    CHECK_STATUS(gas_exscan(w, i4, i4, 4, GAS_INT32, (gas_redop_t)42), GAS_ERR_INVALID);
+    CHECK(strstr(gas_last_error(), "unknown reduction op"), "exscan, unknown op: \"%s\"",
+          gas_last_error());
+    CHECK_STATUS(gas_scan(w, NULL, i4, 4, GAS_INT32, GAS_OP_SUM), GAS_ERR_INVALID);
+    CHECK(strstr(gas_last_error(), "gas_scan") && strstr(gas_last_error(), "dst is NULL"),
+          "scan, NULL dst: \"%s\"", gas_last_error());
+    CHECK_STATUS(gas_exscan(w, i4, NULL, 4, GAS_INT32, GAS_OP_SUM), GAS_ERR_INVALID);
+    CHECK(strstr(gas_last_error(), "src is NULL"), "exscan, NULL src: \"%s\"", gas_last_error());
+    CHECK_STATUS(gas_exscan(w, i4, i4, SIZE_MAX / 2, GAS_INT32, GAS_OP_SUM), GAS_ERR_OVERFLOW);
+    CHECK(strstr(gas_last_error(), "gas_exscan") && strstr(gas_last_error(), "overflow"),
+          "exscan, overflow: \"%s\"", gas_last_error());
+    CHECK_STATUS(gas_scan_nb(w, i4, i4, 4, GAS_INT32, GAS_OP_SUM, NULL), GAS_ERR_INVALID);
+    CHECK(strstr(gas_last_error(), "gas_scan_nb") && strstr(gas_last_error(), "handle_p is NULL"),
+          "scan_nb, NULL handle_p: \"%s\"", gas_last_error());
+    CHECK_STATUS(gas_exscan_nb(w, i4, i4, 4, GAS_FLOAT, GAS_OP_BXOR, &h), GAS_ERR_INVALID);
+    CHECK(h == GAS_HANDLE_NULL, "exscan_nb refused: the handle is not GAS_HANDLE_NULL");
+    CHECK_STATUS(gas_scan(GAS_TEAM_NULL, i4, i4, 4, GAS_INT32, GAS_OP_SUM), GAS_ERR_INVALID);
     CHECK_STATUS(gas_team_barrier(GAS_TEAM_NULL), GAS_ERR_INVALID);
     CHECK_STATUS(gas_team_destroy(w), GAS_ERR_INVALID);
     CHECK_STATUS(gas_coll_set_algorithm(GAS_COLL_ALLREDUCE, "quantum"), GAS_ERR_INVALID);
@@ -932,6 +1157,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         quick |= strcmp(argv[i], "--quick") == 0;
         use_nb |= strcmp(argv[i], "--nb") == 0;
+        scan_only |= strcmp(argv[i], "--scan") == 0;
     }
     int n = t_nranks, me = t_rank;
     gas_ptr_t stamps;
@@ -995,7 +1221,8 @@ int main(int argc, char **argv)
     }
     MUST(gas_barrier());
     callno = 100ull << 32;
-    t_back_to_back();
+    if (!scan_only)
+        t_back_to_back();
     MUST(gas_barrier());
     t_nonblocking(&teams[0], &teams[1], stamps);
     callno = 200ull << 32;
