@@ -977,12 +977,13 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
  * allgather and gather: from this rank's block of dst; for reduce-scatter:
  * dst holds the whole count * size input and the result is left in its first
  * count elements; for alltoall: dst holds this rank's blocks to send, and
- * they are copied aside first; for allgatherv: from this rank's block of dst
- * at displs).  For allreduce, reduce, scan and exscan, src == dst is also
- * in place.
- * GAS_IN_PLACE is refused (GAS_ERR_INVALID) for a reduce or gather off the
- * root (only the root has a dst), for scatter and for alltoallv, which have
- * no in-place form.
+ * they are copied aside first; for allgatherv and gatherv: from this rank's
+ * block of dst at displs; for scatterv, at the root only: dst holds the
+ * whole input and the root's block stays in place).  For allreduce,
+ * reduce, scan and exscan, src == dst is also in place.  GAS_IN_PLACE is refused
+ * (GAS_ERR_INVALID) for a reduce, gather, gatherv or scatterv off the root
+ * (only the root has the whole vector), for scatter and for alltoallv,
+ * which have no in-place form.
  *
  * Call numbers: messages number a member's collective calls on a team
  * ("its collective #k") from 1, the first call after the team was made, on
@@ -1137,6 +1138,36 @@ GAS_EXPORT gas_status_t gas_scatter(gas_team_t team, void *dst, const void *src,
                                     gas_dtype_t type, int root);
 
 /*
+ * As gather, with counts[i] elements from member i (this rank sends
+ * counts[my rank] elements from src), stored at the root's dst + displs[i]
+ * elements (displs NULL: packed in team order; the blocks may leave gaps
+ * but must not overlap).  counts is the same on every member, as for
+ * gas_allgatherv, so every member knows every block's size: it is part of
+ * the call's signature, and a member that passes other counts is a
+ * mismatch (GAS_ERR_INVALID) where a message shows it.  displs is read
+ * only at the root (as in MPI; other members may pass NULL); dst is
+ * ignored elsewhere.  counts[i] == 0 is allowed for any or every member.
+ * In place: GAS_IN_PLACE as src on the root takes its block from dst +
+ * displs[root] (it stays there); refused on the other members.
+ */
+GAS_EXPORT gas_status_t gas_gatherv(gas_team_t team, void *dst, const void *src,
+                                    const size_t *counts, const size_t *displs,
+                                    gas_dtype_t type, int root);
+
+/*
+ * As scatter, with variable blocks: member i receives counts[i] elements
+ * into its dst from the root's src + displs[i] elements (displs NULL:
+ * packed in team order).  counts is the same on every member (part of the
+ * call's signature, as for gas_gatherv); displs and src are read only at
+ * the root.  In place: GAS_IN_PLACE as src on the root means that dst holds
+ * the whole input (what src would) and the root's own block stays where it
+ * is, at dst + displs[root]; refused on the other members.
+ */
+GAS_EXPORT gas_status_t gas_scatterv(gas_team_t team, void *dst, const void *src,
+                                     const size_t *counts, const size_t *displs,
+                                     gas_dtype_t type, int root);
+
+/*
  * Non-blocking forms, one per collective (same arguments, then handle_p):
  * start the collective and return a handle that
  * gas_wait()/gas_test() complete (GAS_HANDLE_NULL when it completed at once,
@@ -1191,6 +1222,12 @@ GAS_EXPORT gas_status_t gas_gather_nb(gas_team_t team, void *dst, const void *sr
                                       gas_dtype_t type, int root, gas_handle_t *handle_p);
 GAS_EXPORT gas_status_t gas_scatter_nb(gas_team_t team, void *dst, const void *src, size_t count,
                                        gas_dtype_t type, int root, gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_gatherv_nb(gas_team_t team, void *dst, const void *src,
+                                       const size_t *counts, const size_t *displs,
+                                       gas_dtype_t type, int root, gas_handle_t *handle_p);
+GAS_EXPORT gas_status_t gas_scatterv_nb(gas_team_t team, void *dst, const void *src,
+                                        const size_t *counts, const size_t *displs,
+                                        gas_dtype_t type, int root, gas_handle_t *handle_p);
 
 /* ------------------------------------------------------------------------ */
 /* Collective algorithms                                                     */
@@ -1201,6 +1238,7 @@ typedef enum gas_coll {
     GAS_COLL_ALLGATHER, GAS_COLL_ALLGATHERV, GAS_COLL_ALLTOALL, GAS_COLL_ALLTOALLV,
     GAS_COLL_REDUCE_SCATTER, GAS_COLL_GATHER, GAS_COLL_SCATTER,
     GAS_COLL_SCAN, GAS_COLL_EXSCAN,
+    GAS_COLL_GATHERV, GAS_COLL_SCATTERV,
     GAS_COLL_COUNT
 } gas_coll_t;
 
@@ -1224,8 +1262,9 @@ GAS_EXPORT gas_status_t gas_coll_set_algorithm(gas_coll_t coll, const char *algo
 
 /*
  * The algorithm a collective of `bytes` bytes (per rank's block for
- * allgather(v)/alltoall(v)/gather/scatter/reduce-scatter, whole vector for the
- * others) on `team` would use now.
+ * allgather(v)/alltoall(v)/gather(v)/scatter(v)/reduce-scatter, whole vector
+ * for the others; the largest block for allgatherv/gatherv/scatterv) on
+ * `team` would use now.
  */
 GAS_EXPORT gas_status_t gas_coll_choice(gas_team_t team, gas_coll_t coll, size_t bytes,
                                         const char **algorithm_p);

@@ -73,6 +73,10 @@ GAS_CONFIG_ROW(COLL_SCAN, ENUM, "auto", "auto|recursive_doubling|chain",
                "Force the algorithm of gas_scan (auto: the tuning table).")
 GAS_CONFIG_ROW(COLL_EXSCAN, ENUM, "auto", "auto|recursive_doubling|chain",
                "Force the algorithm of gas_exscan (auto: the tuning table).")
+GAS_CONFIG_ROW(COLL_GATHERV, ENUM, "auto", "auto|binomial|linear",
+               "Force the algorithm of gas_gatherv (auto: the tuning table).")
+GAS_CONFIG_ROW(COLL_SCATTERV, ENUM, "auto", "auto|binomial|linear",
+               "Force the algorithm of gas_scatterv (auto: the tuning table).")
 GAS_CONFIG_ROW(TEST_NODE_SIZE, UINT, "0", NULL,
                "Testing only: collectives treat every N consecutive ranks as one node (0: the real nodes), so hierarchical algorithms run on one host.")
 GAS_CONFIG_ROW(TEST_COLL_PUMP_DELAY, TIME, "0", NULL,

@@ -93,6 +93,12 @@ static void run_one(struct bench *b, int coll, size_t size)
     case GAS_COLL_SCATTER: st = gas_scatter(w, c->dst, c->bsrc, size, GAS_UINT8, 0); break;
     case GAS_COLL_SCAN: st = gas_scan(w, c->dst, c->dsrc, n8, GAS_DOUBLE, GAS_OP_SUM); break;
     case GAS_COLL_EXSCAN: st = gas_exscan(w, c->dst, c->dsrc, n8, GAS_DOUBLE, GAS_OP_SUM); break;
+    case GAS_COLL_GATHERV:
+        st = gas_gatherv(w, c->dst, c->bsrc, c->counts, NULL, GAS_UINT8, 0);
+        break;
+    case GAS_COLL_SCATTERV:
+        st = gas_scatterv(w, c->dst, c->bsrc, c->counts, NULL, GAS_UINT8, 0);
+        break;
     default: break;
     }
     bench_check(st, gas_coll_name((gas_coll_t)coll));
@@ -129,10 +135,11 @@ static uint64_t result_sample(struct bench *b, int coll, size_t size, int poison
         }
         return bad;
     }
-    int blocks = coll == GAS_COLL_BROADCAST || coll == GAS_COLL_SCATTER ? 1 : n;
+    int scatters = coll == GAS_COLL_SCATTER || coll == GAS_COLL_SCATTERV;
+    int blocks = coll == GAS_COLL_BROADCAST || scatters ? 1 : n;
     if (coll == GAS_COLL_BROADCAST && me == 0)
         return 0;
-    if (coll == GAS_COLL_GATHER && me != 0)
+    if ((coll == GAS_COLL_GATHER || coll == GAS_COLL_GATHERV) && me != 0)
         return 0;
     for (int j = 0; j < blocks; j++)
         for (int k = 0; k < 3; k++) {
@@ -140,7 +147,7 @@ static uint64_t result_sample(struct bench *b, int coll, size_t size, int poison
             unsigned char want;
             if (coll == GAS_COLL_BROADCAST)
                 want = pattern(0, i);
-            else if (coll == GAS_COLL_SCATTER)
+            else if (scatters)
                 want = pattern(0, (size_t)me * size + i);
             else if (coll == GAS_COLL_ALLTOALL || coll == GAS_COLL_ALLTOALLV)
                 want = pattern(j, (size_t)me * size + i);

@@ -584,27 +584,50 @@ static gas_status_t vector(struct call *c, const size_t *counts, const size_t *d
 {
     int n = c->team->size;
     size_t es = gas_dtype_size(c->type), end = 0;
+    const char *sp = what[0] ? " " : "";
     if (counts == NULL)
-        return gas_rt_error(GAS_ERR_INVALID, c->name, "%s counts is NULL", what);
+        return gas_rt_error(GAS_ERR_INVALID, c->name, "%s%scounts is NULL", what, sp);
     size_t *d = (size_t *)displs;
     if (d == NULL && (d = gas_co_tmp(s, (size_t)n * sizeof *d)) == NULL)
         return s->status;
     size_t packed = 0;
     for (int i = 0; i < n; i++) {
         if (counts[i] > SIZE_MAX / es || packed > SIZE_MAX - counts[i])
-            return gas_rt_error(GAS_ERR_OVERFLOW, c->name, "%s counts overflow", what);
+            return gas_rt_error(GAS_ERR_OVERFLOW, c->name, "%s%scounts overflow", what, sp);
         if (displs == NULL)
             d[i] = packed;
         packed += counts[i];
         if (d[i] > SIZE_MAX / es - counts[i])
-            return gas_rt_error(GAS_ERR_OVERFLOW, c->name, "%s displs[%d] + counts overflow",
-                                what, i);
+            return gas_rt_error(GAS_ERR_OVERFLOW, c->name, "%s%sdispls[%d] + counts overflow",
+                                what, sp, i);
         if (d[i] + counts[i] > end)
             end = d[i] + counts[i];
     }
     *displs_p = d;
     *total_p = end * es;
     return GAS_OK;
+}
+
+/*
+ * The signature's stand-in for the count of a call whose counts vector is
+ * the same on every member (allgatherv, gatherv, scatterv): a hash of it, so
+ * a member with other counts is a mismatch even where blocks travel merged.
+ */
+static uint64_t counts_hash(const size_t *counts, int n)
+{
+    uint64_t hc = 0x616c6c6761746876ull;
+    for (int i = 0; i < n; i++)
+        hc = (hc ^ counts[i]) * 0x100000001b3ull;
+    return hc;
+}
+
+/* The largest of n counts (the algorithm is chosen on it: the same on every member). */
+static size_t counts_max(const size_t *counts, int n)
+{
+    size_t largest = 0;
+    for (int i = 0; i < n; i++)
+        largest = counts[i] > largest ? counts[i] : largest;
+    return largest;
 }
 
 static gas_status_t allgatherv_in(const char *name, gas_team_t team, void *dst,
@@ -619,18 +642,11 @@ static gas_status_t allgatherv_in(const char *name, gas_team_t team, void *dst,
     if (counts == NULL)
         return refuse(&c, gas_rt_error(GAS_ERR_INVALID, c.name, "counts is NULL"));
     /* the choice must agree on every rank: decide on the largest block */
-    size_t largest = 0;
-    for (int i = 0; i < team->size; i++)
-        largest = counts[i] > largest ? counts[i] : largest;
-    if ((st = bytes_of(&c, largest, 1, &c.bytes)) != GAS_OK)
+    if ((st = bytes_of(&c, counts_max(counts, team->size), 1, &c.bytes)) != GAS_OK)
         return st;
     int alg = gas_co_select(c.coll, c.bytes, team->size, team->nnodes, 0);
-    /* every member passes the same counts: their hash goes into the call's signature,
-     * so a member with other counts is a mismatch even where blocks travel merged */
-    uint64_t hc = 0x616c6c6761746876ull;
-    for (int i = 0; i < team->size; i++)
-        hc = (hc ^ counts[i]) * 0x100000001b3ull;
-    struct gas_co_sched *s = gas_co_sched_new(c.name, team, c.coll, alg, type, 0, hc, -1);
+    struct gas_co_sched *s = gas_co_sched_new(c.name, team, c.coll, alg, type, 0,
+                                              counts_hash(counts, team->size), -1);
     if (s == NULL)
         return refuse(&c, GAS_ERR_NOMEM);
     size_t *d = NULL, total = 0, es = c.a.es, mine = counts[team->rank] * es;
@@ -687,6 +703,145 @@ GAS_EXPORT gas_status_t gas_allgatherv_nb(gas_team_t team, void *dst, const void
 {
     GAS_GS_GATED("gas_allgatherv_nb",
                  api_allgatherv_nb(team, dst, src, counts, displs, type, handle_p));
+}
+
+/*
+ * gatherv and scatterv: counts (the same on every member) and the root's
+ * displs into a schedule.  Off the root the vector is checked as packed
+ * (displs is the root's alone), so a sum of counts that overflows is refused
+ * on every member and the root's displs only there.
+ */
+static gas_status_t rootedv_vector(struct call *c, const size_t *counts, const size_t *displs,
+                                   struct gas_co_sched *s, size_t **displs_p, size_t *total_p)
+{
+    size_t *packed = NULL, packed_total = 0;
+    gas_status_t st = vector(c, counts, NULL, "", &packed, &packed_total, s);
+    if (st != GAS_OK || c->team->rank != c->root || displs == NULL) {
+        *displs_p = packed;
+        *total_p = packed_total;
+        return st;
+    }
+    return vector(c, counts, displs, "", displs_p, total_p, s);
+}
+
+/* gatherv (GAS_COLL_GATHERV) and scatterv: variable blocks to or from the root. */
+static gas_status_t rootedv_in(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
+                               const void *src, const size_t *counts, const size_t *displs,
+                               gas_dtype_t type, int root, int nb, gas_handle_t *handle_p)
+{
+    struct call c = {.name = name, .team = team, .coll = coll, .type = type, .rooted = 1,
+                     .root = root, .nb = nb};
+    gas_status_t st = check_common(&c);
+    if (st != GAS_OK)
+        return st;
+    if (counts == NULL)
+        return refuse(&c, gas_rt_error(GAS_ERR_INVALID, c.name, "counts is NULL"));
+    if ((st = bytes_of(&c, counts_max(counts, team->size), 1, &c.bytes)) != GAS_OK)
+        return st;
+    int alg = gas_co_select(coll, c.bytes, team->size, team->nnodes, 0);
+    struct gas_co_sched *s = gas_co_sched_new(c.name, team, coll, alg, type, 0,
+                                              counts_hash(counts, team->size), root);
+    if (s == NULL)
+        return refuse(&c, GAS_ERR_NOMEM);
+    int me = team->rank, is_root = me == root, gathers = coll == GAS_COLL_GATHERV;
+    size_t *d = NULL, total = 0, es = c.a.es, mine = counts[me] * es;
+    st = refuse(&c, rootedv_vector(&c, counts, displs, s, &d, &total));
+    int in_place = st == GAS_OK && src == GAS_IN_PLACE;
+    if (in_place && !is_root)
+        st = refuse(&c, gas_rt_error(GAS_ERR_INVALID, name, "GAS_IN_PLACE is for the root only "
+                                     "(only it has the whole vector)"));
+    else if (in_place)   /* the root's block stays where it is, in dst at displs[root] */
+        src = gathers ? (char *)dst + d[me] * es : dst;
+    if (st == GAS_OK && gathers && is_root)
+        st = need(&c, dst, total, "dst");
+    else if (st == GAS_OK && !gathers)
+        st = need(&c, dst, in_place ? total : mine, "dst");
+    if (st == GAS_OK && (gathers || is_root))
+        st = need(&c, src, gathers ? mine : total, "src");
+    if (st != GAS_OK) {
+        gas_co_sched_free(s);
+        return st;
+    }
+    c.a = (struct gas_co_args){.dst = dst, .src = src, .es = es, .root = root, .counts = counts,
+                               .displs = d};
+    if (in_place && !gathers)
+        c.a.dst = (char *)dst + d[me] * es;   /* scatterv: the root's own copy is then none */
+    struct gas_co_grp g = {.n = team->size, .me = me, .map = NULL};
+    gas_co_builder(coll, alg)(s, &g, &c.a);
+    return run_built(&c, s, handle_p);
+}
+
+static gas_status_t rootedv(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
+                            const void *src, const size_t *counts, const size_t *displs,
+                            gas_dtype_t type, int root, int nb, gas_handle_t *handle_p)
+{
+    handle_clear(handle_p);
+    gas_status_t st = gas_co_call_enter(name, team);
+    return st != GAS_OK ? st
+                        : gas_co_call_leave(team, rootedv_in(name, coll, team, dst, src, counts,
+                                                             displs, type, root, nb, handle_p));
+}
+
+static gas_status_t api_gatherv(gas_team_t team, void *dst, const void *src,
+                                const size_t *counts, const size_t *displs, gas_dtype_t type,
+                                int root)
+{
+    return rootedv("gas_gatherv", GAS_COLL_GATHERV, team, dst, src, counts, displs, type, root,
+                   0, NULL);
+}
+
+GAS_EXPORT gas_status_t gas_gatherv(gas_team_t team, void *dst, const void *src,
+                                    const size_t *counts, const size_t *displs,
+                                    gas_dtype_t type, int root)
+{
+    GAS_GS_GATED("gas_gatherv", api_gatherv(team, dst, src, counts, displs, type, root));
+}
+
+static gas_status_t api_gatherv_nb(gas_team_t team, void *dst, const void *src,
+                                   const size_t *counts, const size_t *displs, gas_dtype_t type,
+                                   int root, gas_handle_t *handle_p)
+{
+    return rootedv("gas_gatherv_nb", GAS_COLL_GATHERV, team, dst, src, counts, displs, type,
+                   root, 1, handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_gatherv_nb(gas_team_t team, void *dst, const void *src,
+                                       const size_t *counts, const size_t *displs,
+                                       gas_dtype_t type, int root, gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_gatherv_nb",
+                 api_gatherv_nb(team, dst, src, counts, displs, type, root, handle_p));
+}
+
+static gas_status_t api_scatterv(gas_team_t team, void *dst, const void *src,
+                                 const size_t *counts, const size_t *displs, gas_dtype_t type,
+                                 int root)
+{
+    return rootedv("gas_scatterv", GAS_COLL_SCATTERV, team, dst, src, counts, displs, type, root,
+                   0, NULL);
+}
+
+GAS_EXPORT gas_status_t gas_scatterv(gas_team_t team, void *dst, const void *src,
+                                     const size_t *counts, const size_t *displs,
+                                     gas_dtype_t type, int root)
+{
+    GAS_GS_GATED("gas_scatterv", api_scatterv(team, dst, src, counts, displs, type, root));
+}
+
+static gas_status_t api_scatterv_nb(gas_team_t team, void *dst, const void *src,
+                                    const size_t *counts, const size_t *displs, gas_dtype_t type,
+                                    int root, gas_handle_t *handle_p)
+{
+    return rootedv("gas_scatterv_nb", GAS_COLL_SCATTERV, team, dst, src, counts, displs, type,
+                   root, 1, handle_p);
+}
+
+GAS_EXPORT gas_status_t gas_scatterv_nb(gas_team_t team, void *dst, const void *src,
+                                        const size_t *counts, const size_t *displs,
+                                        gas_dtype_t type, int root, gas_handle_t *handle_p)
+{
+    GAS_GS_GATED("gas_scatterv_nb",
+                 api_scatterv_nb(team, dst, src, counts, displs, type, root, handle_p));
 }
 
 static gas_status_t alltoallv_in(const char *name, gas_team_t team, void *dst,

@@ -191,7 +191,7 @@ static uint32_t note_check(const struct gas_co_note *n)
                  ((uint64_t)n->span << 16 | n->refused) ^
                  ((uint64_t)n->world << 24 | (uint64_t)n->api << 16 | n->blocked) *
                      0x94d049bb133111ebull ^
-                 (uint64_t)n->relay << 40;
+                 (uint64_t)n->relay << 40 ^ (uint64_t)(uint8_t)n->prev_status << 48;
     v ^= v >> 29;
     v *= 0xbf58476d1ce4e5b9ull;
     v ^= v >> 32;
@@ -586,9 +586,18 @@ static void put_note(gas_team_t t, int p, struct gas_co_note *n, const char *cal
 static void note_failed_all(gas_team_t t, struct gas_co_note *n, const char *call)
 {
     const struct gas_co_note *l = &t->last_fail;
-    if (l->check != 0 && n->seq == l->seq + 1 && n->status == l->status &&
-        n->refused == l->refused && l->span < UINT16_MAX)
+    if (l->check != 0 && n->seq == l->seq + 1 && l->span < UINT16_MAX) {
         n->span = (uint16_t)(l->span + 1);
+        if (n->status == l->status && n->refused == l->refused) {
+            n->same = l->prev_status == 0 || l->same == UINT8_MAX ? l->same : l->same + 1;
+            n->prev_status = l->prev_status;
+            n->prev_refused = l->prev_refused;
+        } else {
+            n->same = 0;
+            n->prev_status = (int8_t)l->status;
+            n->prev_refused = (uint8_t)l->refused;
+        }
+    }
     t->relay_pending = 0;   /* this note replaces a relayed one in every member's slot */
     for (int p = 0, put = 0; p < t->size; p++) {
         if (p == t->rank)
@@ -760,6 +769,12 @@ int gas_co_chan_check_notes(struct gas_co_sched *s)
         }
         if (n.seq - s->call.seq > n.span)
             continue;   /* another call (an old note, or a later call) */
+        if (n.prev_status != 0 && n.seq - s->call.seq > n.same) {
+            /* covered by a later call's note that failed otherwise: this call's own story */
+            n.status = n.prev_status;
+            n.refused = n.prev_refused;
+            n.lost = 0;
+        }
         int from = note_writer(t, i, &n);
         struct gas_co_hdr h = {.seq = n.seq, .coll = n.coll, .alg = n.alg, .type = n.type,
                                .op = n.op, .arghash = n.arghash, .api = n.api};

@@ -97,9 +97,21 @@ struct gas_co_note {
                             1 + the team rank whose call differed from the writer's (0:
                             not one), so the other members name both ranks */
     };
-    uint16_t blocked;    /* wait: the writer's thread is blocked in the wait (not gas_test) */
+    union {
+        uint16_t blocked;    /* wait: the writer's thread is blocked in the wait (not gas_test) */
+        struct {             /* failed: see prev_status */
+            uint8_t same;
+            uint8_t prev_refused;
+        };
+    };
     uint8_t api;         /* the writer's API call (enum gas_co_api), for messages */
-    uint8_t pad;
+    int8_t prev_status;  /* failed, span > 0: 0 when every covered call failed as this one;
+                            else calls seq - same .. seq - 1 did, and the older covered ones
+                            (seq - span .. seq - same - 1) failed with prev_status (refused
+                            when prev_refused), so a writer that fails two calls in a row for
+                            different reasons keeps the earlier one told (its members may
+                            still wait in it); three or more statuses in a row: the oldest
+                            are told as the one just before the run */
     uint32_t relay;      /* failed: 1 + the team rank whose failure note this one passes on
                             (the writer failed by that note; its other fields are that
                             note's), 0: the writer's own failure */
@@ -454,7 +466,8 @@ struct gas_co_args {
     size_t count;             /* elements (per block for the blocked collectives) */
     size_t es;
     int root;                 /* group index */
-    const size_t *counts, *displs;   /* allgatherv (elements) / alltoallv receive side */
+    const size_t *counts, *displs;   /* allgatherv, gatherv, scatterv (elements; displs: the
+                                        root's for those two) / alltoallv receive side */
     const size_t *scounts, *sdispls; /* alltoallv send side */
 };
 

@@ -31,13 +31,15 @@ static const char builtin_table[] =
 static const char *const coll_names[GAS_COLL_COUNT] = {
     "barrier", "broadcast", "reduce", "allreduce", "allgather", "allgatherv",
     "alltoall", "alltoallv", "reduce_scatter", "gather", "scatter", "scan", "exscan",
+    "gatherv", "scatterv",
 };
 
 static const enum gas_rt_config_id cfg_of[GAS_COLL_COUNT] = {
     GAS_CFG_COLL_BARRIER, GAS_CFG_COLL_BROADCAST, GAS_CFG_COLL_REDUCE, GAS_CFG_COLL_ALLREDUCE,
     GAS_CFG_COLL_ALLGATHER, GAS_CFG_COLL_ALLGATHERV, GAS_CFG_COLL_ALLTOALL,
     GAS_CFG_COLL_ALLTOALLV, GAS_CFG_COLL_REDUCE_SCATTER, GAS_CFG_COLL_GATHER,
-    GAS_CFG_COLL_SCATTER, GAS_CFG_COLL_SCAN, GAS_CFG_COLL_EXSCAN,
+    GAS_CFG_COLL_SCATTER, GAS_CFG_COLL_SCAN, GAS_CFG_COLL_EXSCAN, GAS_CFG_COLL_GATHERV,
+    GAS_CFG_COLL_SCATTERV,
 };
 
 /* The builders, in the order of each row's choices (index 0, auto, has none). */
@@ -71,6 +73,10 @@ gas_status_t gas_co_scan_rd(struct gas_co_sched *, const struct gas_co_grp *, co
 gas_status_t gas_co_scan_chain(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
 gas_status_t gas_co_exscan_rd(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
 gas_status_t gas_co_exscan_chain(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_gatherv_binomial(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_gatherv_linear(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_scatterv_binomial(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
+gas_status_t gas_co_scatterv_linear(struct gas_co_sched *, const struct gas_co_grp *, const struct gas_co_args *);
 
 static const gas_co_build_fn builders[GAS_COLL_COUNT][MAX_ALGS] = {
     [GAS_COLL_BARRIER] = {NULL, gas_co_barrier_dissemination, gas_co_barrier_hier},
@@ -94,6 +100,8 @@ static const gas_co_build_fn builders[GAS_COLL_COUNT][MAX_ALGS] = {
     [GAS_COLL_SCATTER] = {NULL, gas_co_scatter_binomial, gas_co_scatter_linear},
     [GAS_COLL_SCAN] = {NULL, gas_co_scan_rd, gas_co_scan_chain},
     [GAS_COLL_EXSCAN] = {NULL, gas_co_exscan_rd, gas_co_exscan_chain},
+    [GAS_COLL_GATHERV] = {NULL, gas_co_gatherv_binomial, gas_co_gatherv_linear},
+    [GAS_COLL_SCATTERV] = {NULL, gas_co_scatterv_binomial, gas_co_scatterv_linear},
 };
 
 static char alg_names[GAS_COLL_COUNT][MAX_ALGS][32];

@@ -6,8 +6,8 @@
  * Teams: the world; the even ranks and the odd ranks (strided splits, so the
  * teams skip ranks); a color/key split (rank % 3, key reversing the order);
  * the node team; a strided team of one.  On each: barrier, broadcast,
- * reduce, allreduce, reduce-scatter, allgather(v), alltoall(v), gather,
- * scatter, scan and exscan with every algorithm forced in turn (then "auto", the tuning
+ * reduce, allreduce, reduce-scatter, allgather(v), alltoall(v), gather(v),
+ * scatter(v), scan and exscan with every algorithm forced in turn (then "auto", the tuning
  * table), at element counts 0, 1, odd ones, just under and over every
  * crossover that the table has for that collective on that team (found with
  * gas_coll_choice), and a large one.  Every type x op pair is run at
@@ -32,11 +32,17 @@
  * doubling's within ceil(log2 i) units of rounding times the sum of
  * magnitudes; in place with GAS_IN_PLACE and with src == dst.
  *
+ * gatherv and scatterv run with blocks of varying size (some empty, all
+ * empty at count 0) at the root's displs packed, in team order with gaps,
+ * or in reverse order with gaps (the root's gaps must stay untouched), in
+ * place at the root, and into a dst in the segment (zero-copy).
+ *
  * `test_coll --quick` keeps only the small counts (for the udp, hierarchical
  * and sanitizer runs); `--nb` runs the matrix through the _nb forms, each
- * completed by gas_wait or a gas_test loop (allgatherv's vectors scribbled
- * on before the wait: they are read by the call); `--scan` runs only scan
- * and exscan in the matrix and the zero-copy runs (no back-to-back).
+ * completed by gas_wait or a gas_test loop (the v forms' vectors scribbled
+ * on before the wait: they are read by the call); `--only LIST` runs the
+ * matrices (and zero-copy checks) of the listed collectives alone
+ * (gas_coll_name()s, comma-separated); `--scan` is `--only scan,exscan`.
  */
 #include "check.h"
 
@@ -55,8 +61,7 @@ static struct tteam teams[NTEAMS_MAX];
 static int nteams;
 static int quick;
 static int use_nb;          /* --nb: the matrix through the _nb forms */
-static int scan_only;       /* --scan: only scan and exscan in the matrix (and no zero-copy
-                               and back-to-back runs) */
+static const char *only;    /* --only LIST: the matrices of these collectives alone */
 static uint64_t callno;     /* advances identically on every rank */
 
 static const gas_dtype_t all_types[] = {GAS_INT8, GAS_UINT8, GAS_INT16, GAS_UINT16, GAS_INT32,
@@ -65,6 +70,17 @@ static const gas_dtype_t all_types[] = {GAS_INT8, GAS_UINT8, GAS_INT16, GAS_UINT
 static const char *const tnames[] = {"int8", "uint8", "int16", "uint16", "int32", "uint32",
                                      "int64", "uint64", "float", "double"};
 static const char *const onames[] = {"sum", "prod", "min", "max", "band", "bor", "bxor"};
+
+/* Is coll one of --only's comma-separated names (or is there no --only)? */
+static int wanted(int coll)
+{
+    const char *name = gas_coll_name((gas_coll_t)coll);
+    size_t len = strlen(name);
+    for (const char *p = only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+            return 1;
+    return only == NULL;
+}
 
 static int is_float(gas_dtype_t t)
 {
@@ -580,6 +596,109 @@ static void t_scatter(const struct tteam *tt, const char *alg, gas_dtype_t t, si
     free(dst);
 }
 
+/*
+ * gatherv / scatterv: member i's block is counts[i] elements (some empty;
+ * all empty at count 0), at the root's displs[i].  layout 0: displs NULL
+ * (packed); 1: in team order with gaps; 2: in reverse team order with gaps
+ * (so no subtree of the binomial tree is contiguous), passed by the root
+ * only (the others pass NULL: displs is the root's).  The root's gaps must
+ * stay untouched; in place: the root's block is already at displs[root].
+ * With --nb, the _nb form, its vectors scribbled on before the wait.
+ */
+static void v_layout(const struct tteam *tt, size_t count, int root, int layout, size_t *counts,
+                     size_t *displs, size_t *total_p)
+{
+    size_t n = (size_t)tt->n, total = 0;
+    for (size_t i = 0; i < n; i++)
+        counts[i] = (count * ((i + (size_t)root) % 3)) / 2 + (count && i == 1);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = layout == 2 ? n - 1 - k : k;
+        displs[i] = total + (layout && k % 2 ? 3 : 0);
+        total = displs[i] + counts[i];
+    }
+    *total_p = total;
+}
+
+static void t_rootedv(const struct tteam *tt, const char *alg, gas_dtype_t t, size_t count,
+                      int root, int gathers, int layout, int in_place)
+{
+    size_t es = gas_dtype_size(t), n = (size_t)tt->n, total = 0;
+    uint64_t salt = ++callno;
+    int is_root = tt->me == root;
+    in_place = in_place && is_root;   /* the root's form only */
+    char name[64];
+    snprintf(name, sizeof name, "%s(%slayout %d)", gathers ? "gatherv" : "scatterv",
+             in_place ? "in place, " : "", layout);
+    describe(tt, name, alg, t, -1, count, root);
+    size_t *counts = xalloc(n * sizeof *counts), *displs = xalloc(n * sizeof *displs);
+    v_layout(tt, count, root, layout, counts, displs, &total);
+    size_t mine = counts[tt->me], dlen = gathers ? total : mine + 1;
+    char *src = xalloc((gathers ? mine : total) * es), *dst = xalloc(dlen * es);
+    poison(dst, dlen * es);
+    if (gathers)
+        fill(src, t, mine, t_rank, salt, GAS_OP_SUM);
+    else
+        fill(src, t, total, tt->world[root], salt, GAS_OP_SUM);   /* element k: value(root, k) */
+    const void *s = src;
+    void *d = dst;
+    if (in_place && gathers) {
+        memcpy(dst + displs[root] * es, src, mine * es);
+        s = GAS_IN_PLACE;
+    } else if (in_place) {
+        d = xalloc(total * es);
+        memcpy(d, src, total * es);
+        s = GAS_IN_PLACE;
+    }
+    const size_t *dv = layout == 0 || !is_root ? NULL : displs;
+    if (use_nb) {
+        size_t *c2 = xalloc(n * sizeof *c2), *d2 = xalloc(n * sizeof *d2);
+        memcpy(c2, counts, n * sizeof *c2);
+        memcpy(d2, displs, n * sizeof *d2);
+        nb_h = GAS_HANDLE_NULL;
+        if (gathers)
+            ST(gas_gatherv_nb(tt->team, d, s, c2, dv ? d2 : NULL, t, root, &nb_h));
+        else
+            ST(gas_scatterv_nb(tt->team, d, s, c2, dv ? d2 : NULL, t, root, &nb_h));
+        memset(c2, 0xff, n * sizeof *c2);
+        memset(d2, 0xff, n * sizeof *d2);
+        nb_finish();
+        free(c2);
+        free(d2);
+    } else if (gathers) {
+        ST(gas_gatherv(tt->team, d, s, counts, dv, t, root));
+    } else {
+        ST(gas_scatterv(tt->team, d, s, counts, dv, t, root));
+    }
+    char *gap = xalloc(es);
+    poison(gap, es);
+    if (gathers && is_root) {
+        char *mark = xalloc(total ? total : 1);   /* which elements are some block's */
+        memset(mark, 0, total ? total : 1);
+        for (size_t i = 0; i < n; i++) {
+            check_block(dst + displs[i] * es, t, tt->world[i], 0, counts[i], salt, what);
+            memset(mark + displs[i], 1, counts[i]);
+        }
+        for (size_t k = 0; k < total; k++)
+            if (!mark[k] && !CHECK(memcmp(dst + k * es, gap, es) == 0,
+                                   "%s: gap element %zu was written", what, k))
+                break;
+        free(mark);
+    } else if (!gathers) {
+        const char *got = in_place && is_root ? (char *)d + displs[root] * es : dst;
+        check_block(got, t, tt->world[root], displs[tt->me], mine, salt, what);
+        if (!in_place || !is_root)
+            CHECK(memcmp(dst + mine * es, gap, es) == 0, "%s: the element after the block was "
+                  "written", what);
+    }
+    if (d != dst)
+        free(d);
+    free(gap);
+    free(counts);
+    free(displs);
+    free(src);
+    free(dst);
+}
+
 /* alltoall(v): element k of what w sends to j is value(w, j * BIG + k) */
 #define BIG 100000000ull
 static void t_alltoall(const struct tteam *tt, const char *alg, gas_dtype_t t, size_t count,
@@ -703,7 +822,7 @@ static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
 {
     size_t cs[64], cross[24];
     for (int coll = 0; coll < GAS_COLL_COUNT; coll++) {
-        if (scan_only && coll != GAS_COLL_SCAN && coll != GAS_COLL_EXSCAN)
+        if (!wanted(coll))
             continue;
         size_t ncross = crossovers(tt, (gas_coll_t)coll, cross, 24);
         for (int ai = 1;; ai++) {
@@ -777,6 +896,9 @@ static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
                             t_allgather(tt, alg, mt[ti], c, 0, root, k == 2 && tt->me == root);
                         else if (coll == GAS_COLL_SCATTER)
                             t_scatter(tt, alg, mt[ti], c, root);
+                        else if (coll == GAS_COLL_GATHERV || coll == GAS_COLL_SCATTERV)
+                            t_rootedv(tt, alg, mt[ti], c, root, coll == GAS_COLL_GATHERV,
+                                      (int)((k + ti) % 3), k == 2 || (k == 3 && ti == 1));
                         else
                             t_alltoall(tt, alg, mt[ti], c, coll == GAS_COLL_ALLTOALLV, k == 2);
                     }
@@ -801,8 +923,7 @@ static void t_zero_null(const struct tteam *tt)
     if (tt->n > 64)
         return;
     for (int coll = 0; coll < GAS_COLL_COUNT; coll++) {
-        if (coll == GAS_COLL_BARRIER ||
-            (scan_only && coll != GAS_COLL_SCAN && coll != GAS_COLL_EXSCAN))
+        if (coll == GAS_COLL_BARRIER || !wanted(coll))
             continue;
         for (int ai = 1;; ai++) {
             int is_auto;
@@ -826,6 +947,12 @@ static void t_zero_null(const struct tteam *tt)
             case GAS_COLL_SCATTER: ST(gas_scatter(t, NULL, NULL, 0, GAS_INT32, root)); break;
             case GAS_COLL_SCAN: ST(gas_scan(t, NULL, NULL, 0, GAS_INT32, GAS_OP_SUM)); break;
             case GAS_COLL_EXSCAN: ST(gas_exscan(t, NULL, NULL, 0, GAS_INT32, GAS_OP_SUM)); break;
+            case GAS_COLL_GATHERV:
+                ST(gas_gatherv(t, NULL, NULL, zeros, NULL, GAS_INT32, root));
+                break;
+            case GAS_COLL_SCATTERV:
+                ST(gas_scatterv(t, NULL, NULL, zeros, NULL, GAS_INT32, root));
+                break;
             }
             MUST(gas_coll_set_algorithm((gas_coll_t)coll, "auto"));
             int32_t one = 1, sum = 0;
@@ -918,17 +1045,22 @@ static void t_zero_copy(const struct tteam *tt)
     if (seg == NULL)
         test_die("gas_ptr_local of my part is NULL");
     static const int colls[] = {GAS_COLL_ALLGATHER, GAS_COLL_BROADCAST, GAS_COLL_ALLTOALL,
-                                GAS_COLL_GATHER, GAS_COLL_ALLREDUCE, GAS_COLL_SCAN,
-                                GAS_COLL_EXSCAN};
+                                GAS_COLL_GATHER, GAS_COLL_GATHERV, GAS_COLL_SCATTERV,
+                                GAS_COLL_ALLREDUCE, GAS_COLL_SCAN, GAS_COLL_EXSCAN};
     for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
         gas_coll_t c = (gas_coll_t)colls[ci];
-        if (scan_only && c != GAS_COLL_SCAN && c != GAS_COLL_EXSCAN)
-            continue;
-        for (int a = 1; gas_coll_algorithm(c, a); a++) {
+        for (int a = 1; wanted(c) && gas_coll_algorithm(c, a); a++) {
             const char *alg = gas_coll_algorithm(c, a);
             MUST(gas_coll_set_algorithm(c, alg));
             for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
-                size_t n = counts[k] / (c == GAS_COLL_ALLTOALL || c == GAS_COLL_GATHER ? 2 : 1);
+                size_t n = counts[k] / (c == GAS_COLL_ALLTOALL || c == GAS_COLL_GATHER ||
+                                        c == GAS_COLL_GATHERV || c == GAS_COLL_SCATTERV ? 2 : 1);
+                size_t vc[64], vd[64], vt = 0;   /* v forms: member i has n - i (at least 0) */
+                for (int i = 0; i < tt->n && i < 64; i++) {
+                    vc[i] = n > (size_t)i ? n - (size_t)i : 0;
+                    vd[i] = vt;
+                    vt += vc[i];
+                }
                 uint64_t salt = ++callno;
                 size_t es = 8, nr = (size_t)tt->n;
                 char *src = xalloc(n * nr * es);
@@ -976,6 +1108,19 @@ static void t_zero_copy(const struct tteam *tt)
                                              tt->me + !excl, i, salt,
                                              strcmp(alg, "chain") == 0, what);
                 } break;
+                case GAS_COLL_GATHERV:
+                    fill(src, GAS_DOUBLE, vc[tt->me], t_rank, salt, GAS_OP_SUM);
+                    ST(gas_gatherv(tt->team, seg, src, vc, NULL, GAS_DOUBLE, 0));
+                    if (tt->me == 0)
+                        for (size_t i = 0; i < nr; i++)
+                            check_block(seg + vd[i] * es, GAS_DOUBLE, tt->world[i], 0, vc[i],
+                                        salt, what);
+                    break;
+                case GAS_COLL_SCATTERV:
+                    fill(src, GAS_DOUBLE, vt, tt->world[0], salt, GAS_OP_SUM);
+                    ST(gas_scatterv(tt->team, seg, src, vc, NULL, GAS_DOUBLE, 0));
+                    check_block(seg, GAS_DOUBLE, tt->world[0], vd[tt->me], vc[tt->me], salt, what);
+                    break;
                 default:
                     fill(src, GAS_DOUBLE, n, t_rank, salt, GAS_OP_MAX);
                     ST(gas_allreduce(tt->team, seg, src, n, GAS_DOUBLE, GAS_OP_MAX));
@@ -1008,6 +1153,79 @@ static void t_back_to_back(void)
             memcpy(out, in, sizeof in);
         ST(gas_broadcast(tt->team, out, 3, GAS_INT64, root));
         check_block(out, GAS_INT64, tt->world[root], 0, 3, salt, what);
+    }
+}
+
+/* status st with a message that holds `has`; every rank calls alike. */
+static void check_err(gas_status_t st, gas_status_t want, const char *has, const char *call)
+{
+    CHECK(st == want && strstr(gas_last_error(), has) != NULL,
+          "%s: status %s (want %s), message \"%s\" (want \"%s\" in it)", call,
+          gas_strerror(st), gas_strerror(want), st == GAS_OK ? "" : gas_last_error(), has);
+}
+
+/*
+ * gatherv / scatterv argument errors.  Where every rank passes the same bad
+ * value, every rank names the cause; where only the root's arguments are
+ * bad (its displs, its dst), the others fail with its refusal relayed.
+ */
+static void t_errors_v(void)
+{
+    gas_team_t w = GAS_TEAM_WORLD;
+    int n = t_nranks, me = t_rank;
+    size_t ones[64], huge[64], far[64];
+    int32_t buf[64] = {0};
+    gas_handle_t h = (gas_handle_t)1;
+    for (int i = 0; i < n; i++) {
+        ones[i] = 1;
+        huge[i] = SIZE_MAX / 3;
+        far[i] = i == n - 1 ? SIZE_MAX / 4 : (size_t)i;   /* x 4 bytes + 4: past SIZE_MAX */
+    }
+    check_err(gas_gatherv(w, buf, buf, ones, NULL, GAS_INT32, n), GAS_ERR_RANK, "root",
+              "gatherv, root out of range");
+    check_err(gas_scatterv(w, buf, buf, ones, NULL, GAS_INT32, -1), GAS_ERR_RANK, "root",
+              "scatterv, root -1");
+    check_err(gas_gatherv(w, buf, buf, NULL, NULL, GAS_INT32, 0), GAS_ERR_INVALID,
+              "counts is NULL", "gatherv, counts NULL");
+    check_err(gas_scatterv(w, buf, buf, NULL, NULL, GAS_INT32, 0), GAS_ERR_INVALID,
+              "counts is NULL", "scatterv, counts NULL");
+    check_err(gas_gatherv(w, buf, NULL, ones, NULL, GAS_INT32, 0), GAS_ERR_INVALID,
+              "src is NULL", "gatherv, src NULL");
+    check_err(gas_scatterv(w, NULL, buf, ones, NULL, GAS_INT32, 0), GAS_ERR_INVALID,
+              "dst is NULL", "scatterv, dst NULL");
+    check_err(gas_gatherv(w, buf, buf, huge, NULL, GAS_INT32, 0), GAS_ERR_OVERFLOW,
+              "overflow", "gatherv, counts overflow");
+    check_err(gas_scatterv(w, buf, buf, huge, NULL, GAS_INT32, 0), GAS_ERR_OVERFLOW,
+              "overflow", "scatterv, counts overflow");
+    check_err(gas_gatherv_nb(w, buf, buf, ones, NULL, GAS_INT32, 0, NULL), GAS_ERR_INVALID,
+              "handle_p is NULL", "gatherv_nb, handle_p NULL");
+    check_err(gas_scatterv_nb(w, buf, buf, ones, NULL, GAS_INT32, 0, &h), GAS_OK, "",
+              "scatterv_nb on 1-element blocks");
+    CHECK_OK(gas_wait(h));
+    /* The root's arguments alone are bad: the others learn of its refusal (two
+     * refusals in a row for different causes: test_coll_end's refused mode). */
+    const char *relayed = "refused its collective";
+    check_err(gas_scatterv(w, buf, buf, ones, far, GAS_INT32, 0), GAS_ERR_OVERFLOW,
+              me == 0 ? "displs[" : relayed, "scatterv, the root's displs overflow");
+    MUST(gas_barrier());
+    /* (a sender's part may complete without the root: GAS_OK there, its message thrown away) */
+    gas_status_t st = gas_gatherv(w, me == 0 ? NULL : buf, buf, ones, NULL, GAS_INT32, 0);
+    if (me != 0 && st == GAS_OK)
+        check_err(st, GAS_OK, "", "gatherv, the root's dst NULL");
+    else
+        check_err(st, GAS_ERR_INVALID, me == 0 ? "dst is NULL" : relayed,
+                  "gatherv, the root's dst NULL");
+    MUST(gas_barrier());
+    if (n > 1) {   /* GAS_IN_PLACE off the root: refused there; the root learns of it */
+        int root = n - 1;
+        check_err(gas_gatherv(w, buf, GAS_IN_PLACE, ones, NULL, GAS_INT32, root),
+                  GAS_ERR_INVALID, me == root ? relayed : "GAS_IN_PLACE is for the root",
+                  "gatherv, GAS_IN_PLACE off the root");
+        /* (the root only sends: it may complete before it learns of the refusals) */
+        gas_status_t sst = gas_scatterv(w, buf, GAS_IN_PLACE, ones, NULL, GAS_INT32, root);
+        if (me != root || sst != GAS_OK)
+            check_err(sst, GAS_ERR_INVALID, me == root ? relayed : "GAS_IN_PLACE is for the root",
+                      "scatterv, GAS_IN_PLACE off the root");
     }
 }
 
@@ -1071,6 +1289,7 @@ static void t_errors(void)
                  t_nranks > 1 ? GAS_ERR_INVALID : GAS_OK);
     if (t_nranks == 1)
         CHECK_OK(gas_team_destroy(t));
+    t_errors_v();
     /* the world still works */
     int32_t one = 1, sum = 0;
     CHECK_OK(gas_allreduce(w, &sum, &one, 1, GAS_INT32, GAS_OP_SUM));
@@ -1116,6 +1335,34 @@ static void t_mismatch(void)
               gas_last_error());
     }
     MUST(gas_team_destroy(pair));
+    /* gatherv / scatterv whose counts differ on the non-root (same total): the
+     * member that receives the other's block reports it, the other may have
+     * completed (its gas_team_destroy may then report it) */
+    for (int gathers = 1; gathers >= 0; gathers--) {
+        MUST(gas_team_split_color(GAS_TEAM_WORLD, t_rank / 2, 0, &pair));
+        int pr = gas_team_rank(pair), receiver = gathers ? 0 : 1;
+        size_t counts[2] = {2, 2};
+        if (pr == 1) {
+            counts[0] = 1;
+            counts[1] = 3;
+        }
+        int32_t v[8] = {0};
+        gas_status_t st = gathers ? gas_gatherv(pair, out, buf, counts, NULL, GAS_INT32, 0)
+                                  : gas_scatterv(pair, out, v, counts, NULL, GAS_INT32, 0);
+        if (gas_team_size(pair) == 2 && pr == receiver)
+            CHECK(st == GAS_ERR_INVALID && strstr(gas_last_error(), "mismatch") &&
+                      strstr(gas_last_error(), gathers ? "gas_gatherv" : "gas_scatterv"),
+                  "%s with different counts: status %s, message \"%s\"",
+                  gathers ? "gatherv" : "scatterv", gas_strerror(st),
+                  st == GAS_OK ? "" : gas_last_error());
+        else
+            CHECK(st == GAS_OK || st == GAS_ERR_INVALID, "%s with different counts, the sender: "
+                  "%s", gathers ? "gatherv" : "scatterv", gas_strerror(st));
+        st = gas_team_destroy(pair);
+        CHECK(st == GAS_OK || (st == GAS_ERR_INVALID && pr != receiver),
+              "%s with different counts: gas_team_destroy on team rank %d: %s",
+              gathers ? "gatherv" : "scatterv", pr, gas_strerror(st));
+    }
     MUST(gas_coll_set_algorithm(GAS_COLL_ALLREDUCE, "auto"));
     MUST(gas_barrier());
 }
@@ -1157,7 +1404,10 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         quick |= strcmp(argv[i], "--quick") == 0;
         use_nb |= strcmp(argv[i], "--nb") == 0;
-        scan_only |= strcmp(argv[i], "--scan") == 0;
+        if (strcmp(argv[i], "--scan") == 0)
+            only = "scan,exscan";
+        if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
     }
     int n = t_nranks, me = t_rank;
     gas_ptr_t stamps;
@@ -1221,7 +1471,7 @@ int main(int argc, char **argv)
     }
     MUST(gas_barrier());
     callno = 100ull << 32;
-    if (!scan_only)
+    if (only == NULL)   /* --only: the listed matrices (and zero-copy) alone */
         t_back_to_back();
     MUST(gas_barrier());
     t_nonblocking(&teams[0], &teams[1], stamps);
