@@ -191,7 +191,10 @@ static uint32_t note_check(const struct gas_co_note *n)
                  ((uint64_t)n->span << 16 | n->refused) ^
                  ((uint64_t)n->world << 24 | (uint64_t)n->api << 16 | n->blocked) *
                      0x94d049bb133111ebull ^
-                 (uint64_t)n->relay << 40 ^ (uint64_t)(uint8_t)n->prev_status << 48;
+                 (uint64_t)n->relay << 40 ^ (uint64_t)n->earlier_refused << 56;
+    uint64_t e;
+    memcpy(&e, n->earlier, sizeof e);
+    v ^= e * 0xd6e8feb86659fd93ull;
     v ^= v >> 29;
     v *= 0xbf58476d1ce4e5b9ull;
     v ^= v >> 32;
@@ -588,15 +591,9 @@ static void note_failed_all(gas_team_t t, struct gas_co_note *n, const char *cal
     const struct gas_co_note *l = &t->last_fail;
     if (l->check != 0 && n->seq == l->seq + 1 && l->span < UINT16_MAX) {
         n->span = (uint16_t)(l->span + 1);
-        if (n->status == l->status && n->refused == l->refused) {
-            n->same = l->prev_status == 0 || l->same == UINT8_MAX ? l->same : l->same + 1;
-            n->prev_status = l->prev_status;
-            n->prev_refused = l->prev_refused;
-        } else {
-            n->same = 0;
-            n->prev_status = (int8_t)l->status;
-            n->prev_refused = (uint8_t)l->refused;
-        }
+        n->earlier[0] = (int8_t)l->status;
+        memcpy(n->earlier + 1, l->earlier, sizeof n->earlier - 1);
+        n->earlier_refused = (uint8_t)(l->earlier_refused << 1 | (l->refused != 0));
     }
     t->relay_pending = 0;   /* this note replaces a relayed one in every member's slot */
     for (int p = 0, put = 0; p < t->size; p++) {
@@ -769,10 +766,13 @@ int gas_co_chan_check_notes(struct gas_co_sched *s)
         }
         if (n.seq - s->call.seq > n.span)
             continue;   /* another call (an old note, or a later call) */
-        if (n.prev_status != 0 && n.seq - s->call.seq > n.same) {
+        struct gas_co_note as_written = n;   /* (passed on as it is) */
+        uint32_t back = n.seq - s->call.seq;
+        unsigned k = back > 8 ? 7 : back - 1;
+        if (back > 0 && n.earlier[k] != 0) {
             /* covered by a later call's note that failed otherwise: this call's own story */
-            n.status = n.prev_status;
-            n.refused = n.prev_refused;
+            n.status = n.earlier[k];
+            n.refused = (uint16_t)(n.earlier_refused >> k & 1);
             n.lost = 0;
         }
         int from = note_writer(t, i, &n);
@@ -789,7 +789,7 @@ int gas_co_chan_check_notes(struct gas_co_sched *s)
         } else if (n.status < 0 && n.status >= GAS_ERR_INTERNAL) {
             st = relayed_failure(s, from, p, &n);
             s->failed_by_note = 1;   /* a relay: the failed rank told everyone, */
-            relay_arm(t, p, &n);     /* and this rank tells those it sends to next */
+            relay_arm(t, p, &as_written);   /* and this rank tells those it sends to next */
         } else {
             continue;   /* the same call, waiting: no news */
         }

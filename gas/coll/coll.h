@@ -85,7 +85,7 @@ struct gas_co_note {
     int32_t status;      /* GAS_OK: waiting; else how the writer's call failed */
     uint32_t check;
     uint16_t refused;    /* the writer's call was refused before it started (its arguments) */
-    uint16_t span;       /* failed: so did its calls seq - span .. seq - 1 (same status) */
+    uint16_t span;       /* failed: so did its calls seq - span .. seq - 1 (how: earlier) */
     union {
         uint32_t world;  /* wait: the world barriers the writer had entered (gas/sync.c's
                             epoch, low bits), so a member in the world barrier tells a
@@ -97,26 +97,18 @@ struct gas_co_note {
                             1 + the team rank whose call differed from the writer's (0:
                             not one), so the other members name both ranks */
     };
-    union {
-        uint16_t blocked;    /* wait: the writer's thread is blocked in the wait (not gas_test) */
-        struct {             /* failed: see prev_status */
-            uint8_t same;
-            uint8_t prev_refused;
-        };
-    };
+    uint16_t blocked;    /* wait: the writer's thread is blocked in the wait (not gas_test) */
     uint8_t api;         /* the writer's API call (enum gas_co_api), for messages */
-    int8_t prev_status;  /* failed, span > 0: 0 when every covered call failed as this one;
-                            else calls seq - same .. seq - 1 did, and the older covered ones
-                            (seq - span .. seq - same - 1) failed with prev_status (refused
-                            when prev_refused), so a writer that fails two calls in a row for
-                            different reasons keeps the earlier one told (its members may
-                            still wait in it); three or more statuses in a row: the oldest
-                            are told as the one just before the run */
+    uint8_t earlier_refused; /* failed: bit k set when call seq - 1 - k was refused */
     uint32_t relay;      /* failed: 1 + the team rank whose failure note this one passes on
                             (the writer failed by that note; its other fields are that
                             note's), 0: the writer's own failure */
+    int8_t earlier[8];   /* failed, span > 0: the status of call seq - 1 - k (0: as this
+                            call's), so a writer that fails calls in a row for different
+                            reasons has each told (its members may still wait in any of
+                            them); covered calls further back than 8 are told as earlier[7] */
 };
-_Static_assert(sizeof(struct gas_co_note) == 36, "note size");
+_Static_assert(sizeof(struct gas_co_note) == 44, "note size");
 
 /*
  * A wait note's coll for gas_team_destroy (not a gas_coll_t): a member

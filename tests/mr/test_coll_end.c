@@ -24,9 +24,9 @@
  *             error, every other rank GAS_OK or the refusal relayed ("refused
  *             its collective"), never GAS_TIMEOUT; a matched allreduce right
  *             after gives the right sums on every rank; then the same rank
- *             refuses two calls in a row for different reasons before the
- *             others enter the first (each must fail with its own status or
- *             succeed, never wait for GAS_TIMEOUT); then an allgatherv
+ *             refuses three calls in a row for different reasons before the
+ *             others enter the first (each must fail with that call's status
+ *             or succeed, never wait for GAS_TIMEOUT); then an allgatherv
  *             whose counts differ on that rank (same total) must fail there
  *             and return GAS_OK nowhere with wrongly cut blocks.
  *   destroy   (2+ ranks) on a team of every rank, one rank calls
@@ -194,33 +194,39 @@ static void refused_mode(void)
               (long long)sum[0], (long long)sum[1], (long long)sum[2], (long long)sum[3]);
         CHECK_OK(gas_barrier());
     }
-    /* Two refusals in a row for different reasons (a NULL dst, then a root out of
-     * range), both made before the others enter the first: the second note must not
-     * hide the first, or they wait in the first until GAS_TIMEOUT. */
+    /* Three refusals in a row for different reasons (a NULL dst, a root out of range,
+     * a count that overflows), all made before the others enter the first: each must
+     * reach them with its own status, and none may leave them waiting until GAS_TIMEOUT
+     * (a later note used to overwrite an earlier one, or tell it with its own status). */
     {
-        gas_status_t st1, st2;
+        gas_status_t st1, st2, st3;
         if (me != refuser) {
             struct timespec ts = {0, 200 * 1000 * 1000};
             nanosleep(&ts, NULL);
         }
         st1 = refusable_call(1, me == refuser);
         st2 = refusable_call(0, me == refuser);
+        static int64_t in8[8], out8[8];
+        st3 = gas_allreduce(GAS_TEAM_WORLD, out8, in8, me == refuser ? SIZE_MAX / 4 : 8,
+                            GAS_INT64, GAS_OP_SUM);
         if (me == refuser)
-            CHECK(st1 == GAS_ERR_INVALID && st2 == GAS_ERR_RANK,
-                  "two refusals: the refusing rank got %s, then %s", gas_strerror(st1),
-                  gas_strerror(st2));
+            CHECK(st1 == GAS_ERR_INVALID && st2 == GAS_ERR_RANK && st3 == GAS_ERR_OVERFLOW,
+                  "three refusals: the refusing rank got %s, %s, %s", gas_strerror(st1),
+                  gas_strerror(st2), gas_strerror(st3));
         else
             CHECK((st1 == GAS_OK || st1 == GAS_ERR_INVALID) &&
                       (st2 == GAS_OK || st2 == GAS_ERR_RANK) &&
-                      (st1 == GAS_OK ||
+                      (st3 == GAS_OK || st3 == GAS_ERR_OVERFLOW) &&
+                      (st3 == GAS_OK ||
                        strstr(gas_last_error(), "refused its collective") != NULL),
-                  "two refusals: rank %d got %s, then %s (%s), not GAS_OK or the refusals",
-                  me, gas_strerror(st1), gas_strerror(st2), gas_last_error());
+                  "three refusals: rank %d got %s, %s, %s (%s), not GAS_OK or each refusal's "
+                  "status", me, gas_strerror(st1), gas_strerror(st2), gas_strerror(st3),
+                  gas_last_error());
         /* (a world barrier, not a collective: no message of a later call tells them) */
         CHECK_OK(gas_barrier());
         int64_t v = 1, sum = 0;
         CHECK_OK(gas_allreduce(GAS_TEAM_WORLD, &sum, &v, 1, GAS_INT64, GAS_OP_SUM));
-        CHECK(sum == n, "two refusals: the allreduce after them gave %lld", (long long)sum);
+        CHECK(sum == n, "three refusals: the allreduce after them gave %lld", (long long)sum);
         CHECK_OK(gas_barrier());
     }
     /* allgatherv whose counts differ on the last rank but not in total: no rank may
