@@ -538,7 +538,7 @@ GAS_EXPORT gas_status_t gas_wait(gas_handle_t handle);
  * nothing done yield the CPU once (sched_yield) where waits do not spin:
  * on a node with more ranks than CPUs, or with GAS_WAIT_SPIN=0.  A loop of
  * them then lets the peers it polls for run, as the library's own waits
- * do (5 ranks on 2 CPUs testing _nb collectives: 100x faster than without).
+ * do (docs/architecture.md, "Waiting").
  */
 GAS_EXPORT gas_status_t gas_test(gas_handle_t handle, int *done_p);
 
