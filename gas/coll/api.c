@@ -387,55 +387,32 @@ GAS_EXPORT gas_status_t gas_reduce_scatter_nb(gas_team_t team, void *dst, const 
 }
 
 /* scan and exscan: the checks and in-place forms of allreduce (reduction_in). */
-static gas_status_t api_scan(gas_team_t team, void *dst, const void *src, size_t count,
-                             gas_dtype_t type, gas_redop_t op)
-{
-    return reduction("gas_scan", GAS_COLL_SCAN, team, dst, src, count, type, op, -1, 0, NULL);
-}
-
 GAS_EXPORT gas_status_t gas_scan(gas_team_t team, void *dst, const void *src, size_t count,
                                  gas_dtype_t type, gas_redop_t op)
 {
-    GAS_GS_GATED("gas_scan", api_scan(team, dst, src, count, type, op));
-}
-
-static gas_status_t api_scan_nb(gas_team_t team, void *dst, const void *src, size_t count,
-                                gas_dtype_t type, gas_redop_t op, gas_handle_t *handle_p)
-{
-    return reduction("gas_scan_nb", GAS_COLL_SCAN, team, dst, src, count, type, op, -1, 1,
-                     handle_p);
+    GAS_GS_GATED("gas_scan", reduction("gas_scan", GAS_COLL_SCAN, team, dst, src, count, type,
+                                       op, -1, 0, NULL));
 }
 
 GAS_EXPORT gas_status_t gas_scan_nb(gas_team_t team, void *dst, const void *src, size_t count,
                                     gas_dtype_t type, gas_redop_t op, gas_handle_t *handle_p)
 {
-    GAS_GS_GATED("gas_scan_nb", api_scan_nb(team, dst, src, count, type, op, handle_p));
-}
-
-static gas_status_t api_exscan(gas_team_t team, void *dst, const void *src, size_t count,
-                               gas_dtype_t type, gas_redop_t op)
-{
-    return reduction("gas_exscan", GAS_COLL_EXSCAN, team, dst, src, count, type, op, -1, 0,
-                     NULL);
+    GAS_GS_GATED("gas_scan_nb", reduction("gas_scan_nb", GAS_COLL_SCAN, team, dst, src, count,
+                                          type, op, -1, 1, handle_p));
 }
 
 GAS_EXPORT gas_status_t gas_exscan(gas_team_t team, void *dst, const void *src, size_t count,
                                    gas_dtype_t type, gas_redop_t op)
 {
-    GAS_GS_GATED("gas_exscan", api_exscan(team, dst, src, count, type, op));
-}
-
-static gas_status_t api_exscan_nb(gas_team_t team, void *dst, const void *src, size_t count,
-                                  gas_dtype_t type, gas_redop_t op, gas_handle_t *handle_p)
-{
-    return reduction("gas_exscan_nb", GAS_COLL_EXSCAN, team, dst, src, count, type, op, -1, 1,
-                     handle_p);
+    GAS_GS_GATED("gas_exscan", reduction("gas_exscan", GAS_COLL_EXSCAN, team, dst, src, count,
+                                         type, op, -1, 0, NULL));
 }
 
 GAS_EXPORT gas_status_t gas_exscan_nb(gas_team_t team, void *dst, const void *src, size_t count,
                                       gas_dtype_t type, gas_redop_t op, gas_handle_t *handle_p)
 {
-    GAS_GS_GATED("gas_exscan_nb", api_exscan_nb(team, dst, src, count, type, op, handle_p));
+    GAS_GS_GATED("gas_exscan_nb", reduction("gas_exscan_nb", GAS_COLL_EXSCAN, team, dst, src,
+                                            count, type, op, -1, 1, handle_p));
 }
 
 /* allgather, gather (root >= 0), alltoall, scatter: blocks of count elements. */
@@ -705,25 +682,6 @@ GAS_EXPORT gas_status_t gas_allgatherv_nb(gas_team_t team, void *dst, const void
                  api_allgatherv_nb(team, dst, src, counts, displs, type, handle_p));
 }
 
-/*
- * gatherv and scatterv: counts (the same on every member) and the root's
- * displs into a schedule.  Off the root the vector is checked as packed
- * (displs is the root's alone), so a sum of counts that overflows is refused
- * on every member and the root's displs only there.
- */
-static gas_status_t rootedv_vector(struct call *c, const size_t *counts, const size_t *displs,
-                                   struct gas_co_sched *s, size_t **displs_p, size_t *total_p)
-{
-    size_t *packed = NULL, packed_total = 0;
-    gas_status_t st = vector(c, counts, NULL, "", &packed, &packed_total, s);
-    if (st != GAS_OK || c->team->rank != c->root || displs == NULL) {
-        *displs_p = packed;
-        *total_p = packed_total;
-        return st;
-    }
-    return vector(c, counts, displs, "", displs_p, total_p, s);
-}
-
 /* gatherv (GAS_COLL_GATHERV) and scatterv: variable blocks to or from the root. */
 static gas_status_t rootedv_in(const char *name, gas_coll_t coll, gas_team_t team, void *dst,
                                const void *src, const size_t *counts, const size_t *displs,
@@ -745,7 +703,9 @@ static gas_status_t rootedv_in(const char *name, gas_coll_t coll, gas_team_t tea
         return refuse(&c, GAS_ERR_NOMEM);
     int me = team->rank, is_root = me == root, gathers = coll == GAS_COLL_GATHERV;
     size_t *d = NULL, total = 0, es = c.a.es, mine = counts[me] * es;
-    st = refuse(&c, rootedv_vector(&c, counts, displs, s, &d, &total));
+    /* displs is the root's alone: elsewhere the vector is checked as packed, so a sum of
+     * counts that overflows is refused on every member, the root's displs only there */
+    st = refuse(&c, vector(&c, counts, is_root ? displs : NULL, "", &d, &total, s));
     int in_place = st == GAS_OK && src == GAS_IN_PLACE;
     if (in_place && !is_root)
         st = refuse(&c, gas_rt_error(GAS_ERR_INVALID, name, "GAS_IN_PLACE is for the root only "
@@ -782,66 +742,36 @@ static gas_status_t rootedv(const char *name, gas_coll_t coll, gas_team_t team, 
                                                              displs, type, root, nb, handle_p));
 }
 
-static gas_status_t api_gatherv(gas_team_t team, void *dst, const void *src,
-                                const size_t *counts, const size_t *displs, gas_dtype_t type,
-                                int root)
-{
-    return rootedv("gas_gatherv", GAS_COLL_GATHERV, team, dst, src, counts, displs, type, root,
-                   0, NULL);
-}
-
 GAS_EXPORT gas_status_t gas_gatherv(gas_team_t team, void *dst, const void *src,
                                     const size_t *counts, const size_t *displs,
                                     gas_dtype_t type, int root)
 {
-    GAS_GS_GATED("gas_gatherv", api_gatherv(team, dst, src, counts, displs, type, root));
-}
-
-static gas_status_t api_gatherv_nb(gas_team_t team, void *dst, const void *src,
-                                   const size_t *counts, const size_t *displs, gas_dtype_t type,
-                                   int root, gas_handle_t *handle_p)
-{
-    return rootedv("gas_gatherv_nb", GAS_COLL_GATHERV, team, dst, src, counts, displs, type,
-                   root, 1, handle_p);
+    GAS_GS_GATED("gas_gatherv", rootedv("gas_gatherv", GAS_COLL_GATHERV, team, dst, src, counts,
+                                        displs, type, root, 0, NULL));
 }
 
 GAS_EXPORT gas_status_t gas_gatherv_nb(gas_team_t team, void *dst, const void *src,
                                        const size_t *counts, const size_t *displs,
                                        gas_dtype_t type, int root, gas_handle_t *handle_p)
 {
-    GAS_GS_GATED("gas_gatherv_nb",
-                 api_gatherv_nb(team, dst, src, counts, displs, type, root, handle_p));
-}
-
-static gas_status_t api_scatterv(gas_team_t team, void *dst, const void *src,
-                                 const size_t *counts, const size_t *displs, gas_dtype_t type,
-                                 int root)
-{
-    return rootedv("gas_scatterv", GAS_COLL_SCATTERV, team, dst, src, counts, displs, type, root,
-                   0, NULL);
+    GAS_GS_GATED("gas_gatherv_nb", rootedv("gas_gatherv_nb", GAS_COLL_GATHERV, team, dst, src,
+                                           counts, displs, type, root, 1, handle_p));
 }
 
 GAS_EXPORT gas_status_t gas_scatterv(gas_team_t team, void *dst, const void *src,
                                      const size_t *counts, const size_t *displs,
                                      gas_dtype_t type, int root)
 {
-    GAS_GS_GATED("gas_scatterv", api_scatterv(team, dst, src, counts, displs, type, root));
-}
-
-static gas_status_t api_scatterv_nb(gas_team_t team, void *dst, const void *src,
-                                    const size_t *counts, const size_t *displs, gas_dtype_t type,
-                                    int root, gas_handle_t *handle_p)
-{
-    return rootedv("gas_scatterv_nb", GAS_COLL_SCATTERV, team, dst, src, counts, displs, type,
-                   root, 1, handle_p);
+    GAS_GS_GATED("gas_scatterv", rootedv("gas_scatterv", GAS_COLL_SCATTERV, team, dst, src,
+                                         counts, displs, type, root, 0, NULL));
 }
 
 GAS_EXPORT gas_status_t gas_scatterv_nb(gas_team_t team, void *dst, const void *src,
                                         const size_t *counts, const size_t *displs,
                                         gas_dtype_t type, int root, gas_handle_t *handle_p)
 {
-    GAS_GS_GATED("gas_scatterv_nb",
-                 api_scatterv_nb(team, dst, src, counts, displs, type, root, handle_p));
+    GAS_GS_GATED("gas_scatterv_nb", rootedv("gas_scatterv_nb", GAS_COLL_SCATTERV, team, dst, src,
+                                            counts, displs, type, root, 1, handle_p));
 }
 
 static gas_status_t alltoallv_in(const char *name, gas_team_t team, void *dst,

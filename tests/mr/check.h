@@ -356,6 +356,15 @@ static inline int test_peer_unchecked(int peer)
     return 1;
 }
 
+/* The local address of p, which this rank owns (NULL is fatal: its own part must map). */
+static inline void *test_local_of(gas_ptr_t p)
+{
+    void *l = gas_ptr_local(p);
+    if (l == NULL)
+        test_die("gas_ptr_local of my own part is NULL");
+    return l;
+}
+
 /* The layout of an array (a failure is fatal: nothing else can be checked). */
 static inline gas_layout_t test_layout_of(gas_ptr_t p)
 {

@@ -41,10 +41,7 @@ static gas_ptr_t at_rank(int r, uint64_t off)
 }
 static void *my_local(uint64_t off)
 {
-    void *p = gas_ptr_local(at_rank(me, off));
-    if (!p)
-        test_die("gas_ptr_local of my own part is NULL");
-    return p;
+    return test_local_of(at_rank(me, off));
 }
 static uint64_t load_u64(uint64_t off)
 {
