@@ -1,7 +1,8 @@
 /*
  * ivar.c - waiting on and testing local words that other ranks write
  * (gas_wait_until_*, gas_test_until_*, and their _all/_any/_some forms over
- * an array of words, as OpenSHMEM 1.5's point-to-point synchronisation).
+ * an array of words, and the _vector forms of those with a comparison value
+ * per word, as OpenSHMEM 1.5's point-to-point synchronisation).
  *
  * Every form is one look at a set of words: a single word is a set of one
  * that must hold (ALL).  A wait repeats the look inside gas_rt_wait, which
@@ -29,6 +30,8 @@ struct ivar_set {
     int is_signed;
     gas_cmp_t cmp;
     uint64_t value;
+    const void *values; /* _vector forms: word i is compared with values[i], not value */
+    int vector;        /* a _vector form (values must then be given) */
     size_t next;       /* ALL: words before it have been seen to hold */
     size_t *indices;   /* SOME: where the satisfying indices go */
     size_t found;      /* ANY: the index (SIZE_MAX: none); SOME: how many */
@@ -47,17 +50,27 @@ static uint64_t load_word(const struct ivar_set *s, size_t i)
     return __atomic_load_n((const uint64_t *)s->ivars + i, __ATOMIC_ACQUIRE);
 }
 
+/* What word i is compared with: the call's value, or values[i] (_vector). */
+static uint64_t value_of(const struct ivar_set *s, size_t i)
+{
+    if (s->values == NULL)
+        return s->value;
+    if (s->width == 4)
+        return ((const uint32_t *)s->values)[i];
+    return ((const uint64_t *)s->values)[i];
+}
+
 /* Whether word i satisfies the call's comparison now. */
 static int word_holds(const struct ivar_set *s, size_t i)
 {
-    uint64_t cur = load_word(s, i);
+    uint64_t cur = load_word(s, i), value = value_of(s, i);
     int c;
     if (s->is_signed) {
         int64_t a = s->width == 4 ? (int64_t)(int32_t)cur : (int64_t)cur;
-        int64_t b = s->width == 4 ? (int64_t)(int32_t)s->value : (int64_t)s->value;
+        int64_t b = s->width == 4 ? (int64_t)(int32_t)value : (int64_t)value;
         c = (a > b) - (a < b);
     } else {
-        c = (cur > s->value) - (cur < s->value);
+        c = (cur > value) - (cur < value);
     }
     switch (s->cmp) {
     case GAS_CMP_EQ: return c == 0;
@@ -140,6 +153,11 @@ static gas_status_t check_args(const struct ivar_set *s, const void *out, const 
         return gas_rt_error(GAS_ERR_INVALID, s->call, "unknown comparison %d", (int)s->cmp);
     if (s->kind == SET_SOME && s->indices == NULL && s->nelems > 0)
         return gas_rt_error(GAS_ERR_INVALID, s->call, "indices is NULL");
+    if (s->vector && s->values == NULL && s->nelems > 0)
+        return gas_rt_error(GAS_ERR_INVALID, s->call, "cmp_values is NULL");
+    if (s->vector && (uintptr_t)s->values % s->width != 0)
+        return gas_rt_error(GAS_ERR_ALIGN, s->call, "cmp_values %p is not %u-byte aligned",
+                            s->values, s->width);
     if (out_name != NULL && out == NULL)
         return gas_rt_error(GAS_ERR_INVALID, s->call, "%s is NULL", out_name);
     return GAS_OK;
@@ -151,8 +169,9 @@ static void describe(const struct ivar_set *s, char *buf, size_t cap)
     if (s->kind == SET_ALL && s->nelems == 1)
         snprintf(buf, cap, "the value at %p to satisfy the condition", s->ivars);
     else
-        snprintf(buf, cap, "%s of the %zu words at %p to satisfy the condition",
-                 s->kind == SET_ALL ? "all" : "any", s->nelems, s->ivars);
+        snprintf(buf, cap, "%s of the %zu words at %p to satisfy the condition%s",
+                 s->kind == SET_ALL ? "all" : "any", s->nelems, s->ivars,
+                 s->vector ? ", each against its own value" : "");
 }
 
 /* At an _all wait's timeout: the first word that has not been seen to hold. */
@@ -161,9 +180,12 @@ static void explain_all(void *arg, char *buf, size_t cap)
     const struct ivar_set *s = arg;
     if (s->kind != SET_ALL || s->nelems < 2 || s->next >= s->nelems)
         return;
-    snprintf(buf, cap, "word %zu (at %p, value %" PRIu64 ") does not satisfy the condition; "
+    char against[48] = "";
+    if (s->vector)
+        snprintf(against, sizeof against, " against %" PRIu64, value_of(s, s->next));
+    snprintf(buf, cap, "word %zu (at %p, value %" PRIu64 ") does not satisfy the condition%s; "
              "the %zu before it did", s->next, (const void *)((const char *)s->ivars +
-             s->next * s->width), load_word(s, s->next), s->next);
+             s->next * s->width), load_word(s, s->next), against, s->next);
 }
 
 /* The error for a condition that does not hold when a rank has been given up on. */
@@ -217,6 +239,44 @@ static gas_status_t set_test(struct ivar_set *s, int *done, const void *out, con
     return GAS_OK;
 }
 
+/*
+ * A whole wait of any kind, with its results: *index_p (ANY: the index, or
+ * SIZE_MAX on an error) and *count_p (SOME: the count, 0 on an error).
+ */
+static gas_status_t set_wait_out(struct ivar_set *s, size_t *index_p, size_t *count_p)
+{
+    const void *out = s->kind == SET_ANY ? (const void *)index_p : (const void *)count_p;
+    const char *out_name = s->kind == SET_ANY ? "index_p" : s->kind == SET_SOME ? "count_p" : NULL;
+    if (s->kind == SET_SOME)
+        s->found = 0;
+    gas_status_t st = set_wait(s, out, out_name);
+    if (s->kind == SET_ANY && index_p != NULL)
+        *index_p = st == GAS_OK ? s->found : SIZE_MAX;
+    if (s->kind == SET_SOME && count_p != NULL)
+        *count_p = st == GAS_OK ? s->found : 0;
+    return st;
+}
+
+/* A whole test of any kind, with its result (*done_p, *index_p or *count_p, as set_wait_out). */
+static gas_status_t set_test_out(struct ivar_set *s, int *done_p, size_t *index_p,
+                                 size_t *count_p)
+{
+    const void *out = s->kind == SET_ALL ? (const void *)done_p
+                      : s->kind == SET_ANY ? (const void *)index_p : (const void *)count_p;
+    const char *out_name = s->kind == SET_ALL ? "done_p" : s->kind == SET_ANY ? "index_p" : "count_p";
+    int done = 0;
+    if (s->kind == SET_SOME)
+        s->found = 0;
+    gas_status_t st = set_test(s, &done, out, out_name);
+    if (s->kind == SET_ALL && done_p != NULL)
+        *done_p = st == GAS_OK && done;
+    if (s->kind == SET_ANY && index_p != NULL)
+        *index_p = st == GAS_OK && done ? s->found : SIZE_MAX;
+    if (s->kind == SET_SOME && count_p != NULL)
+        *count_p = st == GAS_OK && done ? s->found : 0;
+    return st;
+}
+
 #define IVAR_SET(callname, kind_, ivars_, n_, status_, width_, signed_, cmp_, value_, indices_)   \
     {.call = (callname), .kind = (kind_), .ivars = (ivars_), .nelems = (n_),                    \
      .status = (status_), .width = (width_), .is_signed = (signed_), .cmp = (cmp_),             \
@@ -228,140 +288,163 @@ static gas_status_t set_test(struct ivar_set *s, int *done, const void *out, con
  * promise.
  */
 #define IVAR_CALLS(T, CT, W, S)                                                                   \
-    static gas_status_t api_wait_until_##T(const CT *ivar, gas_cmp_t cmp, CT value)               \
+    static gas_status_t wait_##T(const char *call, enum set_kind kind, const CT *ivars, size_t n, \
+                                 size_t *indices, const int *status, gas_cmp_t cmp, CT value,     \
+                                 size_t *index_p, size_t *count_p)                                \
     {                                                                                             \
-        struct ivar_set s = IVAR_SET("gas_wait_until_" #T, SET_ALL, ivar, 1, NULL, W, S, cmp,     \
-                                     value, NULL);                                                \
-        return set_wait(&s, NULL, NULL);                                                          \
+        struct ivar_set s = IVAR_SET(call, kind, ivars, n, status, W, S, cmp, value, indices);    \
+        return set_wait_out(&s, index_p, count_p);                                                \
+    }                                                                                             \
+    static gas_status_t test_##T(const char *call, enum set_kind kind, const CT *ivars, size_t n, \
+                                 size_t *indices, const int *status, gas_cmp_t cmp, CT value,     \
+                                 int *done_p, size_t *index_p, size_t *count_p)                   \
+    {                                                                                             \
+        struct ivar_set s = IVAR_SET(call, kind, ivars, n, status, W, S, cmp, value, indices);    \
+        return set_test_out(&s, done_p, index_p, count_p);                                        \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_wait_until_##T(const CT *ivar, gas_cmp_t cmp, CT value)           \
     {                                                                                             \
-        GAS_GS_GATED("gas_wait_until_" #T, api_wait_until_##T(ivar, cmp, value));                 \
-    }                                                                                             \
-    static gas_status_t api_wait_until_all_##T(const CT *ivars, size_t n, const int *status,      \
-                                               gas_cmp_t cmp, CT value)                           \
-    {                                                                                             \
-        struct ivar_set s = IVAR_SET("gas_wait_until_all_" #T, SET_ALL, ivars, n, status, W, S,   \
-                                     cmp, value, NULL);                                           \
-        return set_wait(&s, NULL, NULL);                                                          \
+        static const char call[] = "gas_wait_until_" #T;                                          \
+        GAS_GS_GATED(call, wait_##T(call, SET_ALL, ivar, 1, NULL, NULL, cmp, value, NULL, NULL)); \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_wait_until_all_##T(const CT *ivars, size_t nelems,                \
                                                    const int *status, gas_cmp_t cmp, CT value)    \
     {                                                                                             \
-        GAS_GS_GATED("gas_wait_until_all_" #T,                                                    \
-                     api_wait_until_all_##T(ivars, nelems, status, cmp, value));                  \
-    }                                                                                             \
-    static gas_status_t api_wait_until_any_##T(const CT *ivars, size_t n, const int *status,      \
-                                               gas_cmp_t cmp, CT value, size_t *index_p)          \
-    {                                                                                             \
-        struct ivar_set s = IVAR_SET("gas_wait_until_any_" #T, SET_ANY, ivars, n, status, W, S,   \
-                                     cmp, value, NULL);                                           \
-        gas_status_t st = set_wait(&s, index_p, "index_p");                                       \
-        if (index_p != NULL)                                                                      \
-            *index_p = st == GAS_OK ? s.found : SIZE_MAX;                                         \
-        return st;                                                                                \
+        static const char call[] = "gas_wait_until_all_" #T;                                      \
+        GAS_GS_GATED(call, wait_##T(call, SET_ALL, ivars, nelems, NULL, status, cmp, value, NULL, \
+                                    NULL));                                                       \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_wait_until_any_##T(const CT *ivars, size_t nelems,                \
                                                    const int *status, gas_cmp_t cmp, CT value,    \
                                                    size_t *index_p)                               \
     {                                                                                             \
-        GAS_GS_GATED("gas_wait_until_any_" #T,                                                    \
-                     api_wait_until_any_##T(ivars, nelems, status, cmp, value, index_p));         \
-    }                                                                                             \
-    static gas_status_t api_wait_until_some_##T(const CT *ivars, size_t n, size_t *indices,       \
-                                                const int *status, gas_cmp_t cmp, CT value,       \
-                                                size_t *count_p)                                  \
-    {                                                                                             \
-        struct ivar_set s = IVAR_SET("gas_wait_until_some_" #T, SET_SOME, ivars, n, status, W, S, \
-                                     cmp, value, indices);                                        \
-        s.found = 0;                                                                              \
-        gas_status_t st = set_wait(&s, count_p, "count_p");                                       \
-        if (count_p != NULL)                                                                      \
-            *count_p = st == GAS_OK ? s.found : 0;                                                \
-        return st;                                                                                \
+        static const char call[] = "gas_wait_until_any_" #T;                                      \
+        GAS_GS_GATED(call, wait_##T(call, SET_ANY, ivars, nelems, NULL, status, cmp, value,       \
+                                    index_p, NULL));                                              \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_wait_until_some_##T(const CT *ivars, size_t nelems,               \
                                                     size_t *indices, const int *status,           \
                                                     gas_cmp_t cmp, CT value, size_t *count_p)     \
     {                                                                                             \
-        GAS_GS_GATED("gas_wait_until_some_" #T,                                                   \
-                     api_wait_until_some_##T(ivars, nelems, indices, status, cmp, value,          \
-                                             count_p));                                           \
-    }                                                                                             \
-    static gas_status_t api_test_until_##T(const CT *ivar, gas_cmp_t cmp, CT value, int *done_p)  \
-    {                                                                                             \
-        struct ivar_set s = IVAR_SET("gas_test_until_" #T, SET_ALL, ivar, 1, NULL, W, S, cmp,     \
-                                     value, NULL);                                                \
-        int done = 0;                                                                             \
-        gas_status_t st = set_test(&s, &done, done_p, "done_p");                                  \
-        if (done_p != NULL)                                                                       \
-            *done_p = st == GAS_OK && done;                                                       \
-        return st;                                                                                \
+        static const char call[] = "gas_wait_until_some_" #T;                                     \
+        GAS_GS_GATED(call, wait_##T(call, SET_SOME, ivars, nelems, indices, status, cmp, value,   \
+                                    NULL, count_p));                                              \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_test_until_##T(const CT *ivar, gas_cmp_t cmp, CT value,           \
                                                int *done_p)                                       \
     {                                                                                             \
-        GAS_GS_GATED("gas_test_until_" #T, api_test_until_##T(ivar, cmp, value, done_p));         \
-    }                                                                                             \
-    static gas_status_t api_test_until_all_##T(const CT *ivars, size_t n, const int *status,      \
-                                               gas_cmp_t cmp, CT value, int *done_p)              \
-    {                                                                                             \
-        struct ivar_set s = IVAR_SET("gas_test_until_all_" #T, SET_ALL, ivars, n, status, W, S,   \
-                                     cmp, value, NULL);                                           \
-        int done = 0;                                                                             \
-        gas_status_t st = set_test(&s, &done, done_p, "done_p");                                  \
-        if (done_p != NULL)                                                                       \
-            *done_p = st == GAS_OK && done;                                                       \
-        return st;                                                                                \
+        static const char call[] = "gas_test_until_" #T;                                          \
+        GAS_GS_GATED(call, test_##T(call, SET_ALL, ivar, 1, NULL, NULL, cmp, value, done_p, NULL, \
+                                    NULL));                                                       \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_test_until_all_##T(const CT *ivars, size_t nelems,                \
                                                    const int *status, gas_cmp_t cmp, CT value,    \
                                                    int *done_p)                                   \
     {                                                                                             \
-        GAS_GS_GATED("gas_test_until_all_" #T,                                                    \
-                     api_test_until_all_##T(ivars, nelems, status, cmp, value, done_p));          \
-    }                                                                                             \
-    static gas_status_t api_test_until_any_##T(const CT *ivars, size_t n, const int *status,      \
-                                               gas_cmp_t cmp, CT value, size_t *index_p)          \
-    {                                                                                             \
-        struct ivar_set s = IVAR_SET("gas_test_until_any_" #T, SET_ANY, ivars, n, status, W, S,   \
-                                     cmp, value, NULL);                                           \
-        int done = 0;                                                                             \
-        gas_status_t st = set_test(&s, &done, index_p, "index_p");                                \
-        if (index_p != NULL)                                                                      \
-            *index_p = st == GAS_OK && done ? s.found : SIZE_MAX;                                 \
-        return st;                                                                                \
+        static const char call[] = "gas_test_until_all_" #T;                                      \
+        GAS_GS_GATED(call, test_##T(call, SET_ALL, ivars, nelems, NULL, status, cmp, value,       \
+                                    done_p, NULL, NULL));                                         \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_test_until_any_##T(const CT *ivars, size_t nelems,                \
                                                    const int *status, gas_cmp_t cmp, CT value,    \
                                                    size_t *index_p)                               \
     {                                                                                             \
-        GAS_GS_GATED("gas_test_until_any_" #T,                                                    \
-                     api_test_until_any_##T(ivars, nelems, status, cmp, value, index_p));         \
-    }                                                                                             \
-    static gas_status_t api_test_until_some_##T(const CT *ivars, size_t n, size_t *indices,       \
-                                                const int *status, gas_cmp_t cmp, CT value,       \
-                                                size_t *count_p)                                  \
-    {                                                                                             \
-        struct ivar_set s = IVAR_SET("gas_test_until_some_" #T, SET_SOME, ivars, n, status, W, S, \
-                                     cmp, value, indices);                                        \
-        int done = 0;                                                                             \
-        s.found = 0;                                                                              \
-        gas_status_t st = set_test(&s, &done, count_p, "count_p");                                \
-        if (count_p != NULL)                                                                      \
-            *count_p = st == GAS_OK && done ? s.found : 0;                                        \
-        return st;                                                                                \
+        static const char call[] = "gas_test_until_any_" #T;                                      \
+        GAS_GS_GATED(call, test_##T(call, SET_ANY, ivars, nelems, NULL, status, cmp, value, NULL, \
+                                    index_p, NULL));                                              \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_test_until_some_##T(const CT *ivars, size_t nelems,               \
                                                     size_t *indices, const int *status,           \
                                                     gas_cmp_t cmp, CT value, size_t *count_p)     \
     {                                                                                             \
-        GAS_GS_GATED("gas_test_until_some_" #T,                                                   \
-                     api_test_until_some_##T(ivars, nelems, indices, status, cmp, value,          \
-                                             count_p));                                           \
+        static const char call[] = "gas_test_until_some_" #T;                                     \
+        GAS_GS_GATED(call, test_##T(call, SET_SOME, ivars, nelems, indices, status, cmp, value,   \
+                                    NULL, NULL, count_p));                                        \
     }
 
 IVAR_CALLS(i32, int32_t, 4, 1)
 IVAR_CALLS(u32, uint32_t, 4, 0)
 IVAR_CALLS(i64, int64_t, 8, 1)
 IVAR_CALLS(u64, uint64_t, 8, 0)
+
+/* The set of a _vector call: word i against values[i]. */
+#define IVAR_VSET(callname, kind_, ivars_, n_, status_, width_, signed_, cmp_, values_, indices_)  \
+    {.call = (callname), .kind = (kind_), .ivars = (ivars_), .nelems = (n_),                    \
+     .status = (status_), .width = (width_), .is_signed = (signed_), .cmp = (cmp_),             \
+     .values = (values_), .vector = 1, .indices = (indices_), .found = SIZE_MAX, .lost = -1}
+
+/*
+ * The six exported _vector calls of one word type T (as IVAR_CALLS), gated
+ * against gas_finalize; see include/gas.h for what they promise.
+ */
+#define IVAR_VECTOR_CALLS(T, CT, W, S)                                                            \
+    static gas_status_t vwait_##T(const char *call, enum set_kind kind, const CT *ivars,          \
+                                  size_t n, size_t *indices, const int *status, gas_cmp_t cmp,    \
+                                  const CT *values, size_t *index_p, size_t *count_p)             \
+    {                                                                                             \
+        struct ivar_set s = IVAR_VSET(call, kind, ivars, n, status, W, S, cmp, values, indices);  \
+        return set_wait_out(&s, index_p, count_p);                                                \
+    }                                                                                             \
+    static gas_status_t vtest_##T(const char *call, enum set_kind kind, const CT *ivars,          \
+                                  size_t n, size_t *indices, const int *status, gas_cmp_t cmp,    \
+                                  const CT *values, int *done_p, size_t *index_p,                 \
+                                  size_t *count_p)                                                \
+    {                                                                                             \
+        struct ivar_set s = IVAR_VSET(call, kind, ivars, n, status, W, S, cmp, values, indices);  \
+        return set_test_out(&s, done_p, index_p, count_p);                                        \
+    }                                                                                             \
+    GAS_EXPORT gas_status_t gas_wait_until_all_vector_##T(const CT *ivars, size_t nelems,         \
+                                                          const int *status, gas_cmp_t cmp,       \
+                                                          const CT *cmp_values)                   \
+    {                                                                                             \
+        static const char call[] = "gas_wait_until_all_vector_" #T;                               \
+        GAS_GS_GATED(call, vwait_##T(call, SET_ALL, ivars, nelems, NULL, status, cmp, cmp_values, \
+                                     NULL, NULL));                                                \
+    }                                                                                             \
+    GAS_EXPORT gas_status_t gas_wait_until_any_vector_##T(const CT *ivars, size_t nelems,         \
+                                                          const int *status, gas_cmp_t cmp,       \
+                                                          const CT *cmp_values, size_t *index_p)  \
+    {                                                                                             \
+        static const char call[] = "gas_wait_until_any_vector_" #T;                               \
+        GAS_GS_GATED(call, vwait_##T(call, SET_ANY, ivars, nelems, NULL, status, cmp, cmp_values, \
+                                     index_p, NULL));                                             \
+    }                                                                                             \
+    GAS_EXPORT gas_status_t gas_wait_until_some_vector_##T(const CT *ivars, size_t nelems,        \
+                                                           size_t *indices, const int *status,    \
+                                                           gas_cmp_t cmp, const CT *cmp_values,   \
+                                                           size_t *count_p)                       \
+    {                                                                                             \
+        static const char call[] = "gas_wait_until_some_vector_" #T;                              \
+        GAS_GS_GATED(call, vwait_##T(call, SET_SOME, ivars, nelems, indices, status, cmp,         \
+                                     cmp_values, NULL, count_p));                                 \
+    }                                                                                             \
+    GAS_EXPORT gas_status_t gas_test_until_all_vector_##T(const CT *ivars, size_t nelems,         \
+                                                          const int *status, gas_cmp_t cmp,       \
+                                                          const CT *cmp_values, int *done_p)      \
+    {                                                                                             \
+        static const char call[] = "gas_test_until_all_vector_" #T;                               \
+        GAS_GS_GATED(call, vtest_##T(call, SET_ALL, ivars, nelems, NULL, status, cmp, cmp_values, \
+                                     done_p, NULL, NULL));                                        \
+    }                                                                                             \
+    GAS_EXPORT gas_status_t gas_test_until_any_vector_##T(const CT *ivars, size_t nelems,         \
+                                                          const int *status, gas_cmp_t cmp,       \
+                                                          const CT *cmp_values, size_t *index_p)  \
+    {                                                                                             \
+        static const char call[] = "gas_test_until_any_vector_" #T;                               \
+        GAS_GS_GATED(call, vtest_##T(call, SET_ANY, ivars, nelems, NULL, status, cmp, cmp_values, \
+                                     NULL, index_p, NULL));                                       \
+    }                                                                                             \
+    GAS_EXPORT gas_status_t gas_test_until_some_vector_##T(const CT *ivars, size_t nelems,        \
+                                                           size_t *indices, const int *status,    \
+                                                           gas_cmp_t cmp, const CT *cmp_values,   \
+                                                           size_t *count_p)                       \
+    {                                                                                             \
+        static const char call[] = "gas_test_until_some_vector_" #T;                              \
+        GAS_GS_GATED(call, vtest_##T(call, SET_SOME, ivars, nelems, indices, status, cmp,         \
+                                     cmp_values, NULL, NULL, count_p));                           \
+    }
+
+IVAR_VECTOR_CALLS(i32, int32_t, 4, 1)
+IVAR_VECTOR_CALLS(u32, uint32_t, 4, 0)
+IVAR_VECTOR_CALLS(i64, int64_t, 8, 1)
+IVAR_VECTOR_CALLS(u64, uint64_t, 8, 0)

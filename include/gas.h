@@ -833,6 +833,94 @@ GAS_EXPORT gas_status_t gas_test_until_some_u64(const uint64_t *ivars, size_t ne
                                                 size_t *indices, const int *status,
                                                 gas_cmp_t cmp, uint64_t value, size_t *count_p);
 
+/*
+ * The _vector forms (OpenSHMEM 1.5's wait_until_*_vector and test_*_vector):
+ * as the forms above, but word i is compared with cmp_values[i] (an array
+ * of nelems values, read during the call) instead of with one value.
+ * Besides the errors above: GAS_ERR_INVALID for a NULL cmp_values (nelems
+ * > 0), GAS_ERR_ALIGN for a misaligned one.
+ */
+GAS_EXPORT gas_status_t gas_wait_until_all_vector_i32(const int32_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const int32_t *cmp_values);
+GAS_EXPORT gas_status_t gas_wait_until_all_vector_u32(const uint32_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const uint32_t *cmp_values);
+GAS_EXPORT gas_status_t gas_wait_until_all_vector_i64(const int64_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const int64_t *cmp_values);
+GAS_EXPORT gas_status_t gas_wait_until_all_vector_u64(const uint64_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const uint64_t *cmp_values);
+GAS_EXPORT gas_status_t gas_wait_until_any_vector_i32(const int32_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const int32_t *cmp_values, size_t *index_p);
+GAS_EXPORT gas_status_t gas_wait_until_any_vector_u32(const uint32_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const uint32_t *cmp_values, size_t *index_p);
+GAS_EXPORT gas_status_t gas_wait_until_any_vector_i64(const int64_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const int64_t *cmp_values, size_t *index_p);
+GAS_EXPORT gas_status_t gas_wait_until_any_vector_u64(const uint64_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const uint64_t *cmp_values, size_t *index_p);
+GAS_EXPORT gas_status_t gas_wait_until_some_vector_i32(const int32_t *ivars, size_t nelems,
+                                                       size_t *indices, const int *status,
+                                                       gas_cmp_t cmp, const int32_t *cmp_values,
+                                                       size_t *count_p);
+GAS_EXPORT gas_status_t gas_wait_until_some_vector_u32(const uint32_t *ivars, size_t nelems,
+                                                       size_t *indices, const int *status,
+                                                       gas_cmp_t cmp, const uint32_t *cmp_values,
+                                                       size_t *count_p);
+GAS_EXPORT gas_status_t gas_wait_until_some_vector_i64(const int64_t *ivars, size_t nelems,
+                                                       size_t *indices, const int *status,
+                                                       gas_cmp_t cmp, const int64_t *cmp_values,
+                                                       size_t *count_p);
+GAS_EXPORT gas_status_t gas_wait_until_some_vector_u64(const uint64_t *ivars, size_t nelems,
+                                                       size_t *indices, const int *status,
+                                                       gas_cmp_t cmp, const uint64_t *cmp_values,
+                                                       size_t *count_p);
+GAS_EXPORT gas_status_t gas_test_until_all_vector_i32(const int32_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const int32_t *cmp_values, int *done_p);
+GAS_EXPORT gas_status_t gas_test_until_all_vector_u32(const uint32_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const uint32_t *cmp_values, int *done_p);
+GAS_EXPORT gas_status_t gas_test_until_all_vector_i64(const int64_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const int64_t *cmp_values, int *done_p);
+GAS_EXPORT gas_status_t gas_test_until_all_vector_u64(const uint64_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const uint64_t *cmp_values, int *done_p);
+GAS_EXPORT gas_status_t gas_test_until_any_vector_i32(const int32_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const int32_t *cmp_values, size_t *index_p);
+GAS_EXPORT gas_status_t gas_test_until_any_vector_u32(const uint32_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const uint32_t *cmp_values, size_t *index_p);
+GAS_EXPORT gas_status_t gas_test_until_any_vector_i64(const int64_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const int64_t *cmp_values, size_t *index_p);
+GAS_EXPORT gas_status_t gas_test_until_any_vector_u64(const uint64_t *ivars, size_t nelems,
+                                                      const int *status, gas_cmp_t cmp,
+                                                      const uint64_t *cmp_values, size_t *index_p);
+GAS_EXPORT gas_status_t gas_test_until_some_vector_i32(const int32_t *ivars, size_t nelems,
+                                                       size_t *indices, const int *status,
+                                                       gas_cmp_t cmp, const int32_t *cmp_values,
+                                                       size_t *count_p);
+GAS_EXPORT gas_status_t gas_test_until_some_vector_u32(const uint32_t *ivars, size_t nelems,
+                                                       size_t *indices, const int *status,
+                                                       gas_cmp_t cmp, const uint32_t *cmp_values,
+                                                       size_t *count_p);
+GAS_EXPORT gas_status_t gas_test_until_some_vector_i64(const int64_t *ivars, size_t nelems,
+                                                       size_t *indices, const int *status,
+                                                       gas_cmp_t cmp, const int64_t *cmp_values,
+                                                       size_t *count_p);
+GAS_EXPORT gas_status_t gas_test_until_some_vector_u64(const uint64_t *ivars, size_t nelems,
+                                                       size_t *indices, const int *status,
+                                                       gas_cmp_t cmp, const uint64_t *cmp_values,
+                                                       size_t *count_p);
+
 /* ------------------------------------------------------------------------ */
 /* Synchronisation                                                           */
 /* ------------------------------------------------------------------------ */

@@ -17,6 +17,11 @@
  *  E. no counted word (nelems 0, all excluded) and bad arguments: NULL
  *     arrays and result pointers, a misaligned array, an unknown comparison,
  *     an array that wraps; the error names the call.
+ *  V. the _vector forms: every sender sets its word to a value of its own
+ *     (negative: signed comparisons) by an atomic; the receiver waits with
+ *     a comparison value per word (all, any, some, and the test forms in
+ *     turn).  Then local words against values where a single value would
+ *     give another answer, and their bad arguments.
  *   argv[1] = "nostatus": phase A ignores status (wrong on purpose: the same
  *   index comes back again and the test fails), to see the test can fail.
  * GAS_TIMEOUT is set (unless already set) so a wait that never ends fails.
@@ -27,7 +32,7 @@
 
 enum { MAXR = 64, PAY = 2048, ROUNDS = 12 };
 enum { O_SIG = 0, O_I32 = O_SIG + 8 * MAXR, O_U32 = O_I32 + 4 * MAXR, O_SIG2 = O_U32 + 4 * MAXR,
-       O_PAY = O_SIG2 + 8 * MAXR, PART = O_PAY + MAXR * PAY };
+       O_PAY = O_SIG2 + 8 * MAXR, O_VEC = O_PAY + MAXR * PAY, PART = O_VEC + 8 * MAXR };
 
 static gas_ptr_t box;
 static gas_layout_t bl;
@@ -313,6 +318,121 @@ static void phase_edges(void)
                  GAS_ERR_OVERFLOW, "gas_test_until_any_u64");
 }
 
+/* The value `from` sets in `to`'s vector word in `round`: its own per word and round. */
+static int64_t vec_value(int from, int to, int round)
+{
+    return -((int64_t)(round + 1) * 1000 + (int64_t)from * 7 + to);
+}
+
+/* Phase V, remote part: words written by atomics, waited on with a value per word. */
+static void phase_vector_remote(test_rng_t *r)
+{
+    const int64_t *w = my_local(O_VEC);
+    for (int round = 0; round < ROUNDS; round++) {
+        int order[MAXR];
+        shuffle_ranks(r, order);
+        for (int k = 0; k < n; k++) {
+            CHECK_OK(gas_atomic_set_i64(at_rank(order[k], O_VEC + 8 * (uint64_t)me),
+                                        vec_value(me, order[k], round)));
+            maybe_pause(r);
+        }
+        int64_t want[MAXR];
+        int status[MAXR] = {0}, got = 0, form = round % 4;
+        for (int s = 0; s < n; s++)
+            want[s] = vec_value(s, me, round);
+        double until = test_elapsed() + 30;
+        while (got < n && test_elapsed() < until) {
+            size_t idx[MAXR], cnt = 0, one = SIZE_MAX;
+            int done = 0;
+            if (form == 0) {
+                if (!CHECK_OK(gas_wait_until_all_vector_i64(w, (size_t)n, NULL, GAS_CMP_EQ, want)))
+                    return;
+                for (int s = 0; s < n; s++)
+                    idx[cnt++] = (size_t)s;
+            } else if (form == 1) {
+                if (!CHECK_OK(gas_wait_until_any_vector_i64(w, (size_t)n, status, GAS_CMP_EQ, want,
+                                                            &one)))
+                    return;
+                idx[cnt++] = one;
+            } else if (form == 2) {
+                if (!CHECK_OK(gas_wait_until_some_vector_i64(w, (size_t)n, idx, status, GAS_CMP_LE,
+                                                             want, &cnt)))
+                    return;
+            } else {
+                if (!CHECK_OK(gas_test_until_all_vector_i64(w, (size_t)n, NULL, GAS_CMP_EQ, want,
+                                                            &done)))
+                    return;
+                for (int s = 0; done && s < n; s++)
+                    idx[cnt++] = (size_t)s;
+            }
+            for (size_t i = 0; i < cnt; i++) {
+                if (!CHECK(idx[i] < (size_t)n && (form == 0 || form == 3 || !status[idx[i]]),
+                           "round %d (form %d): index %zu", round, form, idx[i]))
+                    return;
+                CHECK(w[idx[i]] == want[idx[i]], "round %d (form %d): word %zu = %" PRId64
+                      ", want %" PRId64, round, form, idx[i], w[idx[i]], want[idx[i]]);
+                status[idx[i]] = 1;
+            }
+            got += (int)cnt;
+        }
+        CHECK(got == n, "round %d (form %d): %d of %d vector words seen in 30 s", round, form,
+              got, n);
+        CHECK_OK(gas_barrier());   /* next round's values come after everyone looked */
+    }
+}
+
+/* Phase V, local part: answers a single comparison value would get wrong, and bad arguments. */
+static void phase_vector_local(void)
+{
+    int32_t w[6] = {-5, 10, -20, 30, 0, 7};
+    int32_t v[6] = {-5, 11, -20, 29, 1, 7};   /* EQ holds at 0, 2, 5; GT at 3; LT at 1, 4 */
+    size_t idx[6], cnt = 99, one = 99;
+    int done = 9, status[6] = {0};
+    CHECK_OK(gas_test_until_some_vector_i32(w, 6, idx, NULL, GAS_CMP_EQ, v, &cnt));
+    CHECK(cnt == 3 && idx[0] == 0 && idx[1] == 2 && idx[2] == 5,
+          "some_vector EQ: count %zu, first %zu", cnt, cnt ? idx[0] : SIZE_MAX);
+    CHECK_OK(gas_test_until_some_vector_i32(w, 6, idx, NULL, GAS_CMP_LT, v, &cnt));
+    CHECK(cnt == 2 && idx[0] == 1 && idx[1] == 4, "some_vector LT: count %zu", cnt);
+    CHECK_OK(gas_test_until_all_vector_i32(w, 6, NULL, GAS_CMP_EQ, v, &done));
+    CHECK(done == 0, "all_vector EQ with three false: done %d", done);
+    status[1] = status[3] = status[4] = 1;
+    CHECK_OK(gas_test_until_all_vector_i32(w, 6, status, GAS_CMP_EQ, v, &done));
+    CHECK(done == 1, "all_vector EQ over the true ones: done %d", done);
+    CHECK_OK(gas_wait_until_all_vector_i32(w, 6, status, GAS_CMP_GE, v));
+    CHECK_OK(gas_test_until_any_vector_i32(w, 6, NULL, GAS_CMP_GT, v, &one));
+    CHECK(one == 3, "any_vector GT: %zu, want 3", one);
+    status[0] = 1;
+    CHECK_OK(gas_wait_until_any_vector_i32(w, 6, status, GAS_CMP_EQ, v, &one));
+    CHECK(one == 2, "any_vector EQ, 0 excluded: %zu, want 2", one);
+    uint32_t uw[2] = {0x80000000u, 1}, uv[2] = {1, 0x80000000u};
+    CHECK_OK(gas_test_until_some_vector_u32(uw, 2, idx, NULL, GAS_CMP_GT, uv, &cnt));
+    CHECK(cnt == 1 && idx[0] == 0, "unsigned some_vector GT: count %zu", cnt);
+    uint64_t u64w[2] = {5, 6}, u64v[2] = {6, 6};
+    CHECK_OK(gas_test_until_any_vector_u64(u64w, 2, NULL, GAS_CMP_EQ, u64v, &one));
+    CHECK(one == 1, "u64 any_vector EQ: %zu", one);
+    CHECK_OK(gas_wait_until_some_vector_u64(u64w, 2, idx, NULL, GAS_CMP_NE, u64v, &cnt));
+    CHECK(cnt == 1 && idx[0] == 0, "u64 some_vector NE: count %zu", cnt);
+    CHECK_OK(gas_wait_until_all_vector_u64(NULL, 0, NULL, GAS_CMP_EQ, NULL));
+
+    one = 5;
+    expect_error("NULL cmp_values", gas_wait_until_any_vector_i32(w, 6, NULL, GAS_CMP_EQ, NULL,
+                                                                  &one),
+                 GAS_ERR_INVALID, "gas_wait_until_any_vector_i32");
+    CHECK(one == SIZE_MAX, "after an error the index is %zu", one);
+    CHECK(strstr(gas_last_error(), "cmp_values") != NULL, "the error \"%s\" does not name "
+          "cmp_values", gas_last_error());
+    int64_t wv[3] = {0}, vv[3] = {0};
+    done = 7;
+    expect_error("misaligned cmp_values",
+                 gas_test_until_all_vector_i64(wv, 2, NULL, GAS_CMP_EQ,
+                                               (const int64_t *)((const char *)vv + 4), &done),
+                 GAS_ERR_ALIGN, "gas_test_until_all_vector_i64");
+    CHECK(done == 0, "after an error done is %d", done);
+    expect_error("NULL count_p", gas_test_until_some_vector_u64(u64w, 2, idx, NULL, GAS_CMP_EQ,
+                                                                u64v, NULL),
+                 GAS_ERR_INVALID, "gas_test_until_some_vector_u64");
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "nostatus") == 0)
@@ -335,6 +455,8 @@ int main(int argc, char **argv)
     phase_some(&r);
     phase_test(&r);
     phase_edges();
+    phase_vector_remote(&r);
+    phase_vector_local();
     MUST(gas_barrier());
     MUST(gas_free(box));
     return test_end();
