@@ -1039,6 +1039,14 @@ GAS_EXPORT gas_status_t gas_team_translate(gas_team_t from, int rank, gas_team_t
  * Members waiting in a collective on the team that this rank did not call
  * fail with GAS_ERR_INVALID naming gas_team_destroy (after about 0.2 s);
  * this rank waits until they destroy the team too (or GAS_TIMEOUT).
+ * Members in gas_barrier, gas_malloc, gas_malloc_dist, gas_free or
+ * gas_finalize instead cannot come: where one of them finds this rank in
+ * its destroy (after about 0.2 s) its call fails with GAS_ERR_INVALID
+ * naming gas_team_destroy and stands in for it, and this destroy then fails
+ * with GAS_ERR_INVALID naming that call, the team still live (it counts as
+ * the team's failed call; a later gas_team_destroy is the next).  To go on,
+ * this rank makes that world call, the members whose call failed make it
+ * again, and then every member destroys the team.
  */
 GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
 

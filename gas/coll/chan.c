@@ -660,7 +660,35 @@ static void note_all(gas_team_t t, uint8_t coll, int left, const char *call)
 
 void gas_co_chan_destroy_note(gas_team_t t, int left)
 {
-    note_all(t, GAS_CO_DESTROY, left, "gas_team_destroy");
+    struct gas_co_note n = {.seq = t->seq, .coll = GAS_CO_DESTROY,
+                            .refused = left ? GAS_CO_LEFT : 0};
+    if (!left) {   /* blocked in its last barrier, not in the world barrier of this epoch */
+        n.world = (uint32_t)gas_gs_world_epoch();
+        n.blocked = 1;
+    }
+    for (int p = 0; p < t->size; p++)
+        put_note(t, p, &n, "gas_team_destroy");
+}
+
+gas_status_t gas_co_chan_destroy_check(gas_team_t t, const char *call)
+{
+    for (int p = 0; p < t->size; p++) {
+        struct gas_co_note f;
+        /* (a member whose collective failed on this destroy's wait note comes to
+         * its own destroy next; one whose world call stood in for it does not) */
+        if (!read_note(t, 2 * p + 1, &f) || f.status == GAS_OK || f.seq - t->seq > f.span ||
+            (f.coll != GAS_CO_WORLD && f.coll != GAS_CO_FINALIZE))
+            continue;
+        char what[96];
+        describe(what, sizeof what, f.seq, f.coll, f.alg, f.type, f.op, f.api);
+        return gas_rt_error(GAS_ERR_INVALID, call,
+                            "collective mismatch on a team of %d: where this rank is in "
+                            "gas_team_destroy (as the team's call #%u), rank %d made %s instead "
+                            "and failed in it; every member must make the same collective calls "
+                            "in the same order (the team was not destroyed)",
+                            t->size, t->seq, t->world[p], what);
+    }
+    return GAS_OK;
 }
 
 void gas_co_chan_revoke_cts(struct gas_co_sched *s)
@@ -875,6 +903,22 @@ static int blocked_before(const gas_team_t t, const struct gas_co_note *n, uint6
 }
 
 /*
+ * Wait note n says that its writer is in gas_team_destroy on t, numbered
+ * with this rank's next call on t or a later one (this rank has not made
+ * it), and for a world call other than gas_finalize had not entered world
+ * barrier `epoch` when it wrote the note: the writer waits for this rank
+ * in its last barrier, this rank for the writer in the world's.
+ */
+static int destroy_waits(const gas_team_t t, const struct gas_co_note *n,
+                         enum gas_gs_call_kind kind, uint64_t epoch)
+{
+    if (n->coll != GAS_CO_DESTROY || n->refused == GAS_CO_LEFT || !n->blocked ||
+        (int32_t)(n->seq - t->seq) < 0 || failed_by_some(t, n->seq))
+        return 0;
+    return kind == GAS_GS_CALL_FINALIZE || (int32_t)(n->world - (uint32_t)epoch) < 0;
+}
+
+/*
  * This rank's world call (gas_finalize, or `kind`) stands in for t's calls
  * t->seq .. last, which members made and this rank has not: they count as
  * failed here, and a failure note (spanning them all) tells the members, so
@@ -901,7 +945,8 @@ static gas_status_t world_mismatch(gas_team_t t, const char *call, enum gas_gs_c
                                    int who, int failed, const struct gas_co_note *n)
 {
     char name[48];
-    const char *c = gas_co_api_name(n->coll, n->api, name, sizeof name);
+    const char *c = n->coll == GAS_CO_DESTROY ? "gas_team_destroy"
+                                              : gas_co_api_name(n->coll, n->api, name, sizeof name);
     char team[64] = "the world team";
     if (t != gas_team_world_)
         snprintf(team, sizeof team, "a team of %d", t->size);
@@ -934,8 +979,9 @@ gas_status_t gas_co_world_check(const char *call, enum gas_gs_call_kind kind, ui
             struct gas_co_note n;
             if (!read_note(t, j, &n))
                 continue;
-            if (kind == GAS_GS_CALL_FINALIZE ? !ahead_of_me(t, &n, j % 2)
-                                             : j % 2 || !blocked_before(t, &n, epoch))
+            if (!(j % 2 == 0 && destroy_waits(t, &n, kind, epoch)) &&
+                (kind == GAS_GS_CALL_FINALIZE ? !ahead_of_me(t, &n, j % 2)
+                                              : j % 2 || !blocked_before(t, &n, epoch)))
                 continue;
             /* (the latest call; of one call, the failure note: it ends the wait) */
             if (who < 0 || (int32_t)(n.seq - last.seq) > 0 || (n.seq == last.seq && j % 2)) {

@@ -208,6 +208,9 @@ struct gas_team {
     int left_from;                /* without taking it, and its sender's world rank (-1:
                                      none): evidence for the team's end check */
     uint64_t *quiesce;
+    uint32_t quiesce_sent;        /* bit k: this rank's add of round k of gas_team_destroy's
+                                     barrier went out (a destroy that failed and is called
+                                     again must not count twice at that peer) */
     struct gas_co_cts *cts;       /* in the slot: where peers want my next message */
     struct gas_co_note *notes;    /* in the slot: 2 per team rank: the call it waits in, its last failed one */
     uint64_t *failnotes;          /* in the slot: failure notes written there (peers add 1 each) */
@@ -411,6 +414,13 @@ void gas_co_chan_note_failed(struct gas_co_sched *s);
  * reports the mismatch instead of waiting until GAS_TIMEOUT.
  */
 void gas_co_chan_destroy_note(gas_team_t t, int left);
+/*
+ * For gas_team_destroy on t, waiting in its last barrier: GAS_ERR_INVALID
+ * (naming the member and its call) when a member's world call (gas_barrier,
+ * gas_malloc, gas_free, gas_finalize) stood in for the destroy's number
+ * (t->seq) and its failure note says so (gas_co_world_check); else GAS_OK.
+ */
+gas_status_t gas_co_chan_destroy_check(gas_team_t t, const char *call);
 /* Stop a sender from putting straight into a receive of s that will not complete (best effort). */
 void gas_co_chan_revoke_cts(struct gas_co_sched *s);
 /*

@@ -700,12 +700,16 @@ struct quiesce_wait {
     uint64_t probe_at; /* when to probe `from` next */
     uint64_t *note_at; /* when to write the destroy's wait notes (the whole barrier's) */
     int *noted;        /* they are written */
+    const char *call;
+    gas_status_t mismatch; /* a member made another call where this one is (its failure note) */
 };
 
 /*
  * As the world barrier's round_arrived (gas/sync.c), for the team's last
  * barrier; once it has waited GAS_TL_PROBE_AFTER_NS, every member gets the
- * destroy's wait note, so one waiting in a collective meanwhile fails.
+ * destroy's wait note, so one waiting in a collective or in a world call
+ * meanwhile fails, and a member's failure note standing for this call ends
+ * the wait (w->mismatch).
  */
 static int quiesce_arrived(void *arg)
 {
@@ -716,6 +720,8 @@ static int quiesce_arrived(void *arg)
         *w->noted = 1;
         gas_co_chan_destroy_note(w->team, 0);
     }
+    if (*w->noted && (w->mismatch = gas_co_chan_destroy_check(w->team, w->call)) != GAS_OK)
+        return 1;
     w->lost = gas_tl_signal_missing(&w->probe_at, w->from, w->team->world, w->team->size);
     return w->lost >= 0;
 }
@@ -733,15 +739,25 @@ static gas_status_t last_barrier(gas_team_t team, const char *call, int *noted)
             return st;
         gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = 1,
                           .offset = team->poff[to] + 8 * (2 * (uint64_t)P + (uint64_t)k)};
-        st = gas_tl_amo_rt(peer, &a, call);
-        if (st < 0)
-            return st;
-        struct quiesce_wait w = {&team->quiesce[k], team, from, -1, 0, &note_at, noted};
+        if (!(team->quiesce_sent & 1u << k)) {   /* (sent by an earlier, failed call) */
+            st = gas_tl_amo_rt(peer, &a, call);
+            if (st < 0)
+                return st;
+            team->quiesce_sent |= 1u << k;
+        }
+        struct quiesce_wait w = {&team->quiesce[k], team, from, -1, 0, &note_at, noted, call,
+                                 GAS_OK};
         char what[96];
         snprintf(what, sizeof what, "round %d of the team's last barrier (from rank %d)", k,
                  from);
         if ((st = gas_rt_wait(quiesce_arrived, &w, w.word, call, what)) != GAS_OK)
             return st;
+        if (w.mismatch != GAS_OK) {
+            /* the members that stood in for it count this call as their failed
+             * call #seq: so does this rank (a later destroy is #seq + 1) */
+            team->seq++;
+            return w.mismatch;
+        }
         if (w.lost >= 0)
             return gas_co_lost_error(team, call, "the team's last barrier");
     }

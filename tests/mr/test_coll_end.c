@@ -33,7 +33,8 @@
  *             gas_team_destroy while the others call a collective that
  *             waits for it (an allreduce, a barrier, a broadcast from it, an
  *             allreduce after a call refused on every rank but it, so its
- *             destroy is numbered with an earlier call): every other rank's
+ *             destroy is numbered with an earlier call; and gas_barrier,
+ *             destroy_against_world_barrier): every other rank's
  *             call fails with GAS_ERR_INVALID within 10 s (GAS_TIMEOUT=20s:
  *             never GAS_TIMEOUT) and some rank's error names
  *             gas_team_destroy; then the others destroy the team too, and
@@ -261,10 +262,10 @@ static void refused_mode(void)
     }
 }
 
-enum { DESTROYS = 4 };
+enum { DESTROYS = 5, WORLD_BARRIER = 4 };
 static const char *const destroy_name[DESTROYS] = {
     "allreduce", "team barrier", "broadcast from the destroying rank",
-    "allreduce after a call the destroying rank did not make"};
+    "allreduce after a call the destroying rank did not make", "world barrier"};
 
 /* Case c of destroy_mode on team t, for a rank that is not the destroying team rank d. */
 static gas_status_t call_against_destroy(int c, gas_team_t t, int d)
@@ -285,6 +286,40 @@ static gas_status_t call_against_destroy(int c, gas_team_t t, int d)
     }
 }
 
+/*
+ * The world barrier case: team rank d calls gas_team_destroy(t) while the
+ * others call gas_barrier.  Neither may wait until GAS_TIMEOUT: the barrier
+ * fails with GAS_ERR_INVALID naming gas_team_destroy where a rank finds the
+ * mismatch (a rank that does not, because another stood in for the call
+ * first, completes it once d joins), and d's destroy fails naming
+ * gas_barrier.  Recovery as documented: d calls gas_barrier, a rank whose
+ * barrier failed calls it again (resuming it); every rank then destroys the
+ * team (d's second destroy).  Returns whether this rank's error named
+ * gas_team_destroy.
+ */
+static int destroy_against_world_barrier(gas_team_t t, int d)
+{
+    int me = t_rank, named = 0;
+    double t0 = test_elapsed();
+    gas_status_t st = me == d ? gas_team_destroy(t) : gas_barrier();
+    double took = test_elapsed() - t0;
+    if (st != GAS_OK)
+        test_note("world barrier: %s", gas_last_error());
+    if (me == d) {
+        CHECK(st == GAS_ERR_INVALID && took < 10 && strstr(gas_last_error(), "gas_barrier"),
+              "gas_team_destroy against the world barrier: %s after %.1f s (%s)",
+              gas_strerror(st), took, st == GAS_OK ? "" : gas_last_error());
+    } else {
+        named = st != GAS_OK && strstr(gas_last_error(), "gas_team_destroy") != NULL;
+        CHECK((st == GAS_ERR_INVALID && named) || st == GAS_OK,
+              "gas_barrier against rank %d's gas_team_destroy: %s after %.1f s (%s)", d,
+              gas_strerror(st), took, st == GAS_OK ? "" : gas_last_error());
+    }
+    if (me == d || st != GAS_OK)
+        CHECK_OK(gas_barrier());
+    return named;
+}
+
 static void destroy_mode(void)
 {
     int me = t_rank, n = t_nranks;
@@ -293,7 +328,9 @@ static void destroy_mode(void)
         MUST(gas_team_split_strided(GAS_TEAM_WORLD, 0, 1, n, &t));
         int d = c % n;   /* the destroying rank (team rank = world rank here) */
         int64_t named = 0;
-        if (me != d) {
+        if (c == WORLD_BARRIER && n > 1) {
+            named = destroy_against_world_barrier(t, d);
+        } else if (me != d) {
             double t0 = test_elapsed();
             gas_status_t st = call_against_destroy(c, t, d);
             double took = test_elapsed() - t0;
