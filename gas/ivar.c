@@ -277,89 +277,90 @@ static gas_status_t set_test_out(struct ivar_set *s, int *done_p, size_t *index_
     return st;
 }
 
-#define IVAR_SET(callname, kind_, ivars_, n_, status_, width_, signed_, cmp_, value_, indices_)   \
-    {.call = (callname), .kind = (kind_), .ivars = (ivars_), .nelems = (n_),                    \
-     .status = (status_), .width = (width_), .is_signed = (signed_), .cmp = (cmp_),             \
-     .value = (uint64_t)(value_), .indices = (indices_), .found = SIZE_MAX, .lost = -1}
+/*
+ * The set of one call, built from its arguments (values/vector: the _vector
+ * forms, word i against values[i]), and the whole call on it, gated against
+ * gas_finalize: a wait (IVAR_WAIT) or a test (IVAR_TEST), with its results.
+ */
+#define IVAR_SET(call_, kind_, ivars_, n_, status_, W, S, cmp_, value_, values_, vector_, ind_)   \
+    {.call = (call_), .kind = (kind_), .ivars = (ivars_), .nelems = (n_), .status = (status_),    \
+     .width = (W), .is_signed = (S), .cmp = (cmp_), .value = (uint64_t)(value_),                  \
+     .values = (values_), .vector = (vector_), .indices = (ind_), .found = SIZE_MAX, .lost = -1}
+#define IVAR_WAIT(call_, set_args, index_p_, count_p_)                                            \
+    do {                                                                                          \
+        struct ivar_set s_ = IVAR_SET set_args;                                                   \
+        GAS_GS_GATED(call_, set_wait_out(&s_, (index_p_), (count_p_)));                           \
+    } while (0)
+#define IVAR_TEST(call_, set_args, done_p_, index_p_, count_p_)                                   \
+    do {                                                                                          \
+        struct ivar_set s_ = IVAR_SET set_args;                                                   \
+        GAS_GS_GATED(call_, set_test_out(&s_, (done_p_), (index_p_), (count_p_)));                \
+    } while (0)
 
 /*
  * The eight exported calls of one word type T (C type CT, width W, signedness
- * S).  Each is gated against gas_finalize; see include/gas.h for what they
- * promise.
+ * S); see include/gas.h for what they promise.
  */
 #define IVAR_CALLS(T, CT, W, S)                                                                   \
-    static gas_status_t wait_##T(const char *call, enum set_kind kind, const CT *ivars, size_t n, \
-                                 size_t *indices, const int *status, gas_cmp_t cmp, CT value,     \
-                                 size_t *index_p, size_t *count_p)                                \
-    {                                                                                             \
-        struct ivar_set s = IVAR_SET(call, kind, ivars, n, status, W, S, cmp, value, indices);    \
-        return set_wait_out(&s, index_p, count_p);                                                \
-    }                                                                                             \
-    static gas_status_t test_##T(const char *call, enum set_kind kind, const CT *ivars, size_t n, \
-                                 size_t *indices, const int *status, gas_cmp_t cmp, CT value,     \
-                                 int *done_p, size_t *index_p, size_t *count_p)                   \
-    {                                                                                             \
-        struct ivar_set s = IVAR_SET(call, kind, ivars, n, status, W, S, cmp, value, indices);    \
-        return set_test_out(&s, done_p, index_p, count_p);                                        \
-    }                                                                                             \
     GAS_EXPORT gas_status_t gas_wait_until_##T(const CT *ivar, gas_cmp_t cmp, CT value)           \
     {                                                                                             \
         static const char call[] = "gas_wait_until_" #T;                                          \
-        GAS_GS_GATED(call, wait_##T(call, SET_ALL, ivar, 1, NULL, NULL, cmp, value, NULL, NULL)); \
+        IVAR_WAIT(call, (call, SET_ALL, ivar, 1, NULL, W, S, cmp, value, NULL, 0, NULL), NULL,    \
+                  NULL);                                                                          \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_wait_until_all_##T(const CT *ivars, size_t nelems,                \
                                                    const int *status, gas_cmp_t cmp, CT value)    \
     {                                                                                             \
         static const char call[] = "gas_wait_until_all_" #T;                                      \
-        GAS_GS_GATED(call, wait_##T(call, SET_ALL, ivars, nelems, NULL, status, cmp, value, NULL, \
-                                    NULL));                                                       \
+        IVAR_WAIT(call, (call, SET_ALL, ivars, nelems, status, W, S, cmp, value, NULL, 0, NULL),  \
+                  NULL, NULL);                                                                    \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_wait_until_any_##T(const CT *ivars, size_t nelems,                \
                                                    const int *status, gas_cmp_t cmp, CT value,    \
                                                    size_t *index_p)                               \
     {                                                                                             \
         static const char call[] = "gas_wait_until_any_" #T;                                      \
-        GAS_GS_GATED(call, wait_##T(call, SET_ANY, ivars, nelems, NULL, status, cmp, value,       \
-                                    index_p, NULL));                                              \
+        IVAR_WAIT(call, (call, SET_ANY, ivars, nelems, status, W, S, cmp, value, NULL, 0, NULL),  \
+                  index_p, NULL);                                                                 \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_wait_until_some_##T(const CT *ivars, size_t nelems,               \
                                                     size_t *indices, const int *status,           \
                                                     gas_cmp_t cmp, CT value, size_t *count_p)     \
     {                                                                                             \
         static const char call[] = "gas_wait_until_some_" #T;                                     \
-        GAS_GS_GATED(call, wait_##T(call, SET_SOME, ivars, nelems, indices, status, cmp, value,   \
-                                    NULL, count_p));                                              \
+        IVAR_WAIT(call, (call, SET_SOME, ivars, nelems, status, W, S, cmp, value, NULL, 0,        \
+                         indices), NULL, count_p);                                                \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_test_until_##T(const CT *ivar, gas_cmp_t cmp, CT value,           \
                                                int *done_p)                                       \
     {                                                                                             \
         static const char call[] = "gas_test_until_" #T;                                          \
-        GAS_GS_GATED(call, test_##T(call, SET_ALL, ivar, 1, NULL, NULL, cmp, value, done_p, NULL, \
-                                    NULL));                                                       \
+        IVAR_TEST(call, (call, SET_ALL, ivar, 1, NULL, W, S, cmp, value, NULL, 0, NULL), done_p,  \
+                  NULL, NULL);                                                                    \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_test_until_all_##T(const CT *ivars, size_t nelems,                \
                                                    const int *status, gas_cmp_t cmp, CT value,    \
                                                    int *done_p)                                   \
     {                                                                                             \
         static const char call[] = "gas_test_until_all_" #T;                                      \
-        GAS_GS_GATED(call, test_##T(call, SET_ALL, ivars, nelems, NULL, status, cmp, value,       \
-                                    done_p, NULL, NULL));                                         \
+        IVAR_TEST(call, (call, SET_ALL, ivars, nelems, status, W, S, cmp, value, NULL, 0, NULL),  \
+                  done_p, NULL, NULL);                                                            \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_test_until_any_##T(const CT *ivars, size_t nelems,                \
                                                    const int *status, gas_cmp_t cmp, CT value,    \
                                                    size_t *index_p)                               \
     {                                                                                             \
         static const char call[] = "gas_test_until_any_" #T;                                      \
-        GAS_GS_GATED(call, test_##T(call, SET_ANY, ivars, nelems, NULL, status, cmp, value, NULL, \
-                                    index_p, NULL));                                              \
+        IVAR_TEST(call, (call, SET_ANY, ivars, nelems, status, W, S, cmp, value, NULL, 0, NULL),  \
+                  NULL, index_p, NULL);                                                           \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_test_until_some_##T(const CT *ivars, size_t nelems,               \
                                                     size_t *indices, const int *status,           \
                                                     gas_cmp_t cmp, CT value, size_t *count_p)     \
     {                                                                                             \
         static const char call[] = "gas_test_until_some_" #T;                                     \
-        GAS_GS_GATED(call, test_##T(call, SET_SOME, ivars, nelems, indices, status, cmp, value,   \
-                                    NULL, NULL, count_p));                                        \
+        IVAR_TEST(call, (call, SET_SOME, ivars, nelems, status, W, S, cmp, value, NULL, 0,        \
+                         indices), NULL, NULL, count_p);                                          \
     }
 
 IVAR_CALLS(i32, int32_t, 4, 1)
@@ -367,47 +368,23 @@ IVAR_CALLS(u32, uint32_t, 4, 0)
 IVAR_CALLS(i64, int64_t, 8, 1)
 IVAR_CALLS(u64, uint64_t, 8, 0)
 
-/* The set of a _vector call: word i against values[i]. */
-#define IVAR_VSET(callname, kind_, ivars_, n_, status_, width_, signed_, cmp_, values_, indices_)  \
-    {.call = (callname), .kind = (kind_), .ivars = (ivars_), .nelems = (n_),                    \
-     .status = (status_), .width = (width_), .is_signed = (signed_), .cmp = (cmp_),             \
-     .values = (values_), .vector = 1, .indices = (indices_), .found = SIZE_MAX, .lost = -1}
-
-/*
- * The six exported _vector calls of one word type T (as IVAR_CALLS), gated
- * against gas_finalize; see include/gas.h for what they promise.
- */
+/* The six exported _vector calls of one word type T (as IVAR_CALLS). */
 #define IVAR_VECTOR_CALLS(T, CT, W, S)                                                            \
-    static gas_status_t vwait_##T(const char *call, enum set_kind kind, const CT *ivars,          \
-                                  size_t n, size_t *indices, const int *status, gas_cmp_t cmp,    \
-                                  const CT *values, size_t *index_p, size_t *count_p)             \
-    {                                                                                             \
-        struct ivar_set s = IVAR_VSET(call, kind, ivars, n, status, W, S, cmp, values, indices);  \
-        return set_wait_out(&s, index_p, count_p);                                                \
-    }                                                                                             \
-    static gas_status_t vtest_##T(const char *call, enum set_kind kind, const CT *ivars,          \
-                                  size_t n, size_t *indices, const int *status, gas_cmp_t cmp,    \
-                                  const CT *values, int *done_p, size_t *index_p,                 \
-                                  size_t *count_p)                                                \
-    {                                                                                             \
-        struct ivar_set s = IVAR_VSET(call, kind, ivars, n, status, W, S, cmp, values, indices);  \
-        return set_test_out(&s, done_p, index_p, count_p);                                        \
-    }                                                                                             \
     GAS_EXPORT gas_status_t gas_wait_until_all_vector_##T(const CT *ivars, size_t nelems,         \
                                                           const int *status, gas_cmp_t cmp,       \
                                                           const CT *cmp_values)                   \
     {                                                                                             \
         static const char call[] = "gas_wait_until_all_vector_" #T;                               \
-        GAS_GS_GATED(call, vwait_##T(call, SET_ALL, ivars, nelems, NULL, status, cmp, cmp_values, \
-                                     NULL, NULL));                                                \
+        IVAR_WAIT(call, (call, SET_ALL, ivars, nelems, status, W, S, cmp, 0, cmp_values, 1,       \
+                         NULL), NULL, NULL);                                                      \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_wait_until_any_vector_##T(const CT *ivars, size_t nelems,         \
                                                           const int *status, gas_cmp_t cmp,       \
                                                           const CT *cmp_values, size_t *index_p)  \
     {                                                                                             \
         static const char call[] = "gas_wait_until_any_vector_" #T;                               \
-        GAS_GS_GATED(call, vwait_##T(call, SET_ANY, ivars, nelems, NULL, status, cmp, cmp_values, \
-                                     index_p, NULL));                                             \
+        IVAR_WAIT(call, (call, SET_ANY, ivars, nelems, status, W, S, cmp, 0, cmp_values, 1,       \
+                         NULL), index_p, NULL);                                                   \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_wait_until_some_vector_##T(const CT *ivars, size_t nelems,        \
                                                            size_t *indices, const int *status,    \
@@ -415,24 +392,24 @@ IVAR_CALLS(u64, uint64_t, 8, 0)
                                                            size_t *count_p)                       \
     {                                                                                             \
         static const char call[] = "gas_wait_until_some_vector_" #T;                              \
-        GAS_GS_GATED(call, vwait_##T(call, SET_SOME, ivars, nelems, indices, status, cmp,         \
-                                     cmp_values, NULL, count_p));                                 \
+        IVAR_WAIT(call, (call, SET_SOME, ivars, nelems, status, W, S, cmp, 0, cmp_values, 1,      \
+                         indices), NULL, count_p);                                                \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_test_until_all_vector_##T(const CT *ivars, size_t nelems,         \
                                                           const int *status, gas_cmp_t cmp,       \
                                                           const CT *cmp_values, int *done_p)      \
     {                                                                                             \
         static const char call[] = "gas_test_until_all_vector_" #T;                               \
-        GAS_GS_GATED(call, vtest_##T(call, SET_ALL, ivars, nelems, NULL, status, cmp, cmp_values, \
-                                     done_p, NULL, NULL));                                        \
+        IVAR_TEST(call, (call, SET_ALL, ivars, nelems, status, W, S, cmp, 0, cmp_values, 1,       \
+                         NULL), done_p, NULL, NULL);                                              \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_test_until_any_vector_##T(const CT *ivars, size_t nelems,         \
                                                           const int *status, gas_cmp_t cmp,       \
                                                           const CT *cmp_values, size_t *index_p)  \
     {                                                                                             \
         static const char call[] = "gas_test_until_any_vector_" #T;                               \
-        GAS_GS_GATED(call, vtest_##T(call, SET_ANY, ivars, nelems, NULL, status, cmp, cmp_values, \
-                                     NULL, index_p, NULL));                                       \
+        IVAR_TEST(call, (call, SET_ANY, ivars, nelems, status, W, S, cmp, 0, cmp_values, 1,       \
+                         NULL), NULL, index_p, NULL);                                             \
     }                                                                                             \
     GAS_EXPORT gas_status_t gas_test_until_some_vector_##T(const CT *ivars, size_t nelems,        \
                                                            size_t *indices, const int *status,    \
@@ -440,8 +417,8 @@ IVAR_CALLS(u64, uint64_t, 8, 0)
                                                            size_t *count_p)                       \
     {                                                                                             \
         static const char call[] = "gas_test_until_some_vector_" #T;                              \
-        GAS_GS_GATED(call, vtest_##T(call, SET_SOME, ivars, nelems, indices, status, cmp,         \
-                                     cmp_values, NULL, NULL, count_p));                           \
+        IVAR_TEST(call, (call, SET_SOME, ivars, nelems, status, W, S, cmp, 0, cmp_values, 1,      \
+                         indices), NULL, NULL, count_p);                                          \
     }
 
 IVAR_VECTOR_CALLS(i32, int32_t, 4, 1)

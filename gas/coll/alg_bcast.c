@@ -30,21 +30,12 @@ gas_status_t gas_co_barrier_dissemination(struct gas_co_sched *s, const struct g
     return GAS_OK;
 }
 
-/* Lowest set bit of vr within n (n rounded up to a power of two for vr == 0). */
-static int low_bit(int vr, int n)
-{
-    int mask = 1;
-    while (mask < n && !(vr & mask))
-        mask <<= 1;
-    return mask;
-}
-
 gas_status_t gas_co_bcast_binomial(struct gas_co_sched *s, const struct gas_co_grp *g,
                                    const struct gas_co_args *a)
 {
     int n = g->n, vr = (g->me - a->root + n) % n;
     size_t len = a->count * a->es;
-    int mask = low_bit(vr, n);
+    int mask = gas_co_low_bit(vr, n);
     if (vr != 0) {
         gas_co_recv(s, REL(g, a, vr - mask), a->dst, len);
         gas_co_round(s);
@@ -64,7 +55,7 @@ gas_status_t gas_co_bcast_scatter_allgather(struct gas_co_sched *s, const struct
     char *buf = a->dst;
 #define LO(j) (gas_co_blk_lo(a->count, n, (j)) * es)
     /* scatter: member vr gets blocks [vr, vr + subtree) from its parent */
-    int mask = low_bit(vr, n);
+    int mask = gas_co_low_bit(vr, n);
     if (vr != 0) {
         int sub = mask < n - vr ? mask : n - vr;
         gas_co_recv(s, REL(g, a, vr - mask), buf + LO(vr), LO(vr + sub) - LO(vr));
@@ -113,20 +104,12 @@ static void rotate(struct gas_co_sched *s, char *dst, const char *src, int n, in
     }
 }
 
-/* Size of the subtree under relative member vr (mask: its lowest set bit). */
-static int subtree(int vr, int n, int *mask_p)
-{
-    int mask = low_bit(vr, n);
-    *mask_p = mask;
-    return vr == 0 ? n : (mask < n - vr ? mask : n - vr);
-}
-
 gas_status_t gas_co_gather_binomial(struct gas_co_sched *s, const struct gas_co_grp *g,
                                     const struct gas_co_args *a)
 {
     int n = g->n, vr = (g->me - a->root + n) % n, mask;
     size_t blk = a->count * a->es;
-    int sub = subtree(vr, n, &mask);
+    int sub = gas_co_subtree(vr, n, &mask);
     char *buf;
     if (sub == 1)
         buf = (char *)a->src;
@@ -171,7 +154,7 @@ gas_status_t gas_co_scatter_binomial(struct gas_co_sched *s, const struct gas_co
 {
     int n = g->n, vr = (g->me - a->root + n) % n, mask;
     size_t blk = a->count * a->es;
-    int sub = subtree(vr, n, &mask);
+    int sub = gas_co_subtree(vr, n, &mask);
     const char *buf;
     if (vr == 0) {
         if (a->root == 0) {

@@ -81,15 +81,6 @@ static void unpack(struct gas_co_sched *s, const struct gas_co_grp *g, const str
     }
 }
 
-/* Lowest set bit of vr within n (n rounded up to a power of two for vr == 0). */
-static int low_bit(int vr, int n)
-{
-    int mask = 1;
-    while (mask < n && !(vr & mask))
-        mask <<= 1;
-    return mask;
-}
-
 /* Children of relative member vr, ascending: the size of child vr + m's subtree. */
 static int child(int vr, int n, int m)
 {
@@ -124,10 +115,9 @@ static gas_status_t gatherv_root(struct gas_co_sched *s, const struct gas_co_grp
 gas_status_t gas_co_gatherv_binomial(struct gas_co_sched *s, const struct gas_co_grp *g,
                                      const struct gas_co_args *a)
 {
-    int n = g->n, vr = (g->me - a->root + n) % n, mask = low_bit(vr, n);
+    int n = g->n, vr = (g->me - a->root + n) % n, mask, sub = gas_co_subtree(vr, n, &mask);
     if (vr == 0)
         return gatherv_root(s, g, a);
-    int sub = mask < n - vr ? mask : n - vr;
     size_t mine = vlen(a, g->me), all = span(g, a, vr, sub);
     const char *out = a->src;
     if (sub > 1) {
@@ -198,10 +188,9 @@ static gas_status_t scatterv_root(struct gas_co_sched *s, const struct gas_co_gr
 gas_status_t gas_co_scatterv_binomial(struct gas_co_sched *s, const struct gas_co_grp *g,
                                       const struct gas_co_args *a)
 {
-    int n = g->n, vr = (g->me - a->root + n) % n, mask = low_bit(vr, n);
+    int n = g->n, vr = (g->me - a->root + n) % n, mask, sub = gas_co_subtree(vr, n, &mask);
     if (vr == 0)
         return scatterv_root(s, g, a);
-    int sub = mask < n - vr ? mask : n - vr;
     size_t mine = vlen(a, g->me), all = span(g, a, vr, sub);
     int parent = PEER(g, TEAM_IDX(g, a, vr - mask));
     if (sub == 1) {   /* a leaf receives into dst, which may be NULL when its block is empty */

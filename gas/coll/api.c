@@ -607,25 +607,43 @@ static size_t counts_max(const size_t *counts, int n)
     return largest;
 }
 
+/*
+ * The start of a call with a count per member (allgatherv, gatherv,
+ * scatterv): the common checks, counts, the algorithm chosen on the
+ * largest block (the same on every member) into *alg_p, and the call's
+ * schedule; NULL with *st_p when the call is refused.
+ */
+static struct gas_co_sched *counted_sched(struct call *c, const size_t *counts, int *alg_p,
+                                          gas_status_t *st_p)
+{
+    gas_team_t team = c->team;
+    if ((*st_p = check_common(c)) != GAS_OK)
+        return NULL;
+    if (counts == NULL) {
+        *st_p = refuse(c, gas_rt_error(GAS_ERR_INVALID, c->name, "counts is NULL"));
+        return NULL;
+    }
+    if ((*st_p = bytes_of(c, counts_max(counts, team->size), 1, &c->bytes)) != GAS_OK)
+        return NULL;
+    *alg_p = gas_co_select(c->coll, c->bytes, team->size, team->nnodes, 0);
+    struct gas_co_sched *s = gas_co_sched_new(c->name, team, c->coll, *alg_p, c->type, 0,
+                                              counts_hash(counts, team->size), c->root);
+    if (s == NULL)
+        *st_p = refuse(c, GAS_ERR_NOMEM);
+    return s;
+}
+
 static gas_status_t allgatherv_in(const char *name, gas_team_t team, void *dst,
                                   const void *src, const size_t *counts, const size_t *displs,
                                   gas_dtype_t type, int nb, gas_handle_t *handle_p)
 {
     struct call c = {.name = name, .team = team, .coll = GAS_COLL_ALLGATHERV, .type = type,
                      .root = -1, .nb = nb};
-    gas_status_t st = check_common(&c);
-    if (st != GAS_OK)
-        return st;
-    if (counts == NULL)
-        return refuse(&c, gas_rt_error(GAS_ERR_INVALID, c.name, "counts is NULL"));
-    /* the choice must agree on every rank: decide on the largest block */
-    if ((st = bytes_of(&c, counts_max(counts, team->size), 1, &c.bytes)) != GAS_OK)
-        return st;
-    int alg = gas_co_select(c.coll, c.bytes, team->size, team->nnodes, 0);
-    struct gas_co_sched *s = gas_co_sched_new(c.name, team, c.coll, alg, type, 0,
-                                              counts_hash(counts, team->size), -1);
+    int alg;
+    gas_status_t st;
+    struct gas_co_sched *s = counted_sched(&c, counts, &alg, &st);
     if (s == NULL)
-        return refuse(&c, GAS_ERR_NOMEM);
+        return st;
     size_t *d = NULL, total = 0, es = c.a.es, mine = counts[team->rank] * es;
     st = refuse(&c, vector(&c, counts, displs, "", &d, &total, s));
     if (st == GAS_OK && src == GAS_IN_PLACE)
@@ -689,18 +707,11 @@ static gas_status_t rootedv_in(const char *name, gas_coll_t coll, gas_team_t tea
 {
     struct call c = {.name = name, .team = team, .coll = coll, .type = type, .rooted = 1,
                      .root = root, .nb = nb};
-    gas_status_t st = check_common(&c);
-    if (st != GAS_OK)
-        return st;
-    if (counts == NULL)
-        return refuse(&c, gas_rt_error(GAS_ERR_INVALID, c.name, "counts is NULL"));
-    if ((st = bytes_of(&c, counts_max(counts, team->size), 1, &c.bytes)) != GAS_OK)
-        return st;
-    int alg = gas_co_select(coll, c.bytes, team->size, team->nnodes, 0);
-    struct gas_co_sched *s = gas_co_sched_new(c.name, team, coll, alg, type, 0,
-                                              counts_hash(counts, team->size), root);
+    int alg;
+    gas_status_t st;
+    struct gas_co_sched *s = counted_sched(&c, counts, &alg, &st);
     if (s == NULL)
-        return refuse(&c, GAS_ERR_NOMEM);
+        return st;
     int me = team->rank, is_root = me == root, gathers = coll == GAS_COLL_GATHERV;
     size_t *d = NULL, total = 0, es = c.a.es, mine = counts[me] * es;
     /* displs is the root's alone: elsewhere the vector is checked as packed, so a sum of

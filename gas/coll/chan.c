@@ -670,8 +670,12 @@ void gas_co_chan_destroy_note(gas_team_t t, int left)
         put_note(t, p, &n, "gas_team_destroy");
 }
 
-gas_status_t gas_co_chan_destroy_check(gas_team_t t, const char *call)
+gas_status_t gas_co_chan_destroy_check(gas_team_t t, uint64_t *seen, const char *call)
 {
+    uint64_t c = __atomic_load_n(t->failnotes, __ATOMIC_ACQUIRE);
+    if (c == *seen)
+        return GAS_OK;   /* no failure note came since the last look */
+    *seen = c;
     for (int p = 0; p < t->size; p++) {
         struct gas_co_note f;
         /* (a member whose collective failed on this destroy's wait note comes to

@@ -419,8 +419,10 @@ void gas_co_chan_destroy_note(gas_team_t t, int left);
  * (naming the member and its call) when a member's world call (gas_barrier,
  * gas_malloc, gas_free, gas_finalize) stood in for the destroy's number
  * (t->seq) and its failure note says so (gas_co_world_check); else GAS_OK.
+ * The notes are read only when t's failure-note count differs from *seen
+ * (updated; UINT64_MAX: read them).
  */
-gas_status_t gas_co_chan_destroy_check(gas_team_t t, const char *call);
+gas_status_t gas_co_chan_destroy_check(gas_team_t t, uint64_t *seen, const char *call);
 /* Stop a sender from putting straight into a receive of s that will not complete (best effort). */
 void gas_co_chan_revoke_cts(struct gas_co_sched *s);
 /*
@@ -493,6 +495,26 @@ void gas_co_select_fini(void);
 /* Sub-group builders used by the hierarchical algorithms: select and build. */
 gas_status_t gas_co_build_sub(struct gas_co_sched *s, gas_coll_t c, const struct gas_co_grp *g,
                               const struct gas_co_args *a, size_t bytes, int multinode);
+
+/*
+ * Binomial trees over relative ranks (vr = (me - root) mod n, parent vr -
+ * mask): the lowest set bit of vr within n (n rounded up to a power of two
+ * for vr == 0), and the size of the subtree under vr (n for the root).
+ */
+static inline int gas_co_low_bit(int vr, int n)
+{
+    int mask = 1;
+    while (mask < n && !(vr & mask))
+        mask <<= 1;
+    return mask;
+}
+
+static inline int gas_co_subtree(int vr, int n, int *mask_p)
+{
+    int mask = gas_co_low_bit(vr, n);
+    *mask_p = mask;
+    return vr == 0 ? n : (mask < n - vr ? mask : n - vr);
+}
 
 /* Elements in block i of n elements split into p blocks, and where it starts. */
 static inline size_t gas_co_blk_lo(size_t n, int p, int i)

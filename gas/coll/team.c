@@ -702,6 +702,7 @@ struct quiesce_wait {
     int *noted;        /* they are written */
     const char *call;
     gas_status_t mismatch; /* a member made another call where this one is (its failure note) */
+    uint64_t failnotes_seen; /* the team's failure-note count when they were last read */
 };
 
 /*
@@ -720,7 +721,8 @@ static int quiesce_arrived(void *arg)
         *w->noted = 1;
         gas_co_chan_destroy_note(w->team, 0);
     }
-    if (*w->noted && (w->mismatch = gas_co_chan_destroy_check(w->team, w->call)) != GAS_OK)
+    if (*w->noted &&
+        (w->mismatch = gas_co_chan_destroy_check(w->team, &w->failnotes_seen, w->call)) != GAS_OK)
         return 1;
     w->lost = gas_tl_signal_missing(&w->probe_at, w->from, w->team->world, w->team->size);
     return w->lost >= 0;
@@ -746,7 +748,7 @@ static gas_status_t last_barrier(gas_team_t team, const char *call, int *noted)
             team->quiesce_sent |= 1u << k;
         }
         struct quiesce_wait w = {&team->quiesce[k], team, from, -1, 0, &note_at, noted, call,
-                                 GAS_OK};
+                                 GAS_OK, UINT64_MAX};
         char what[96];
         snprintf(what, sizeof what, "round %d of the team's last barrier (from rank %d)", k,
                  from);
