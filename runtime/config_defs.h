@@ -140,13 +140,13 @@ GAS_CONFIG_ROW(TEST_UDP_CORRUPT, RATIO, "0", NULL,
 GAS_CONFIG_ROW(TEST_UDP_GSO_REFUSE, BOOL, "n", NULL,
                "Test only: send without UDP checksums (SO_NO_CHECK), which makes the kernel refuse GSO sends, so the fall-back to one datagram per message runs.")
 GAS_CONFIG_ROW(RDMA_DEVICE, STRING, "", NULL,
-               "Verbs device of the rdma transport: a device name, empty for the first one found, sim for the software verbs back end (RC between processes of one host), none to disable rdma.")
+               "Verbs device of the rdma transport: a device name, empty for the first one found, sim for the software verbs back end (RC between processes of one host), none to disable rdma. A named device this host lacks is a warning, not an error (a cluster's nodes may differ): the rank goes on without rdma.")
 GAS_CONFIG_ROW(RDMA_PORT, UINT, "1", NULL,
                "Port number of the verbs device.")
 GAS_CONFIG_ROW(RDMA_GID_INDEX, UINT, "0", NULL,
                "GID table index used for RoCE / globally routed InfiniBand.")
 GAS_CONFIG_ROW(RDMA_UPGRADE_AFTER, UINT, "1", NULL,
-               "Operations to a peer over udp before it is upgraded to RC (1: on the first RMA; larger: only once the peer is hot).")
+               "Operations to a peer over udp before it is upgraded to RC (1: on the first RMA; larger: only once the peer is hot). The program's operations count (its RMA, and the messages of its barriers and collectives), gas_init's own do not.")
 GAS_CONFIG_ROW(RDMA_QPS_NEAR, UINT, "2", NULL,
                "Data queue pairs per peer of the near link class (same node).")
 GAS_CONFIG_ROW(RDMA_QPS_FAR, UINT, "4", NULL,

@@ -142,6 +142,7 @@ GAS_EXPORT gas_status_t gas_init(void)
         gas_rt_wait_set_spin(0);
     }
     gas_tl_cpu_sharers(cpu_sharers);
+    gas_tl_init_done();
     gas_log_info("init", "rank %d of %d up (bootstrap %s, segment %llu bytes, NUMA: %s; huge "
                  "pages: %s%s)", boot->rank, boot->nranks, boot->name,
                  (unsigned long long)seg.size, place.numa_desc, place.huge_desc,

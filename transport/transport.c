@@ -267,6 +267,13 @@ void gas_tl_cpu_sharers(int ranks)
             registry[i]->cpu_sharers(ranks);
 }
 
+void gas_tl_init_done(void)
+{
+    for (size_t i = 0; i < NREG; i++)
+        if (active[i] && registry[i]->init_done)
+            registry[i]->init_done();
+}
+
 _Thread_local int gas_tl_rt_ops_;
 
 int gas_tl_first_lost(const int *ranks, int n)

@@ -171,6 +171,13 @@ struct gas_tl_ops {
      * or containers share a machine).  NULL where it does not matter.
      */
     void (*cpu_sharers)(int ranks);
+    /*
+     * Told once, when gas_init has finished its own traffic (the address
+     * agreement, the teams' set-up): every operation after this is the
+     * program's (its RMA, barriers, collectives).  NULL where it does not
+     * matter.
+     */
+    void (*init_done)(void);
     /* Drive outstanding work; returns how many events were handled. */
     int (*progress)(void);
     /*
@@ -186,6 +193,8 @@ struct gas_tl_ops {
 void gas_tl_forget(gas_tl_comp_t *comp);
 /* Every active transport's cpu_sharers(ranks) (see the ops table). */
 void gas_tl_cpu_sharers(int ranks);
+/* Every active transport's init_done() (see the ops table). */
+void gas_tl_init_done(void);
 
 /* Bring up the transports; publishes this rank's addresses through the bootstrap. */
 struct gas_rt_boot;

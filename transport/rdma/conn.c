@@ -1,7 +1,9 @@
 /*
  * conn.c - lazy upgrade of a peer from udp to RC.
  *
- * The first operation to a peer (or the GAS_RDMA_UPGRADE_AFTER-th) creates
+ * The program's first operation to a peer (or its GAS_RDMA_UPGRADE_AFTER-th;
+ * gas_init's own traffic does not count, so no pair is connected just because
+ * the job started: init_done in init.c opens the count) creates
  * this side's QPs, brings them to INIT and sends a REQ over the udp channel
  * with everything the peer needs: QPNs and PSNs, LID/GID, MTU, the rkeys
  * and bases of the segment and the signal mailbox.  The peer's handler (on
@@ -265,6 +267,7 @@ void gas_rdma_maybe_upgrade(gas_rdma_peer_t *p)
 {
     struct gas_rdma_state *g = &gas_rdma_g;
     if (atomic_load_explicit(&p->state, memory_order_relaxed) != RC_IDLE ||
+        !atomic_load_explicit(&g->program_ops, memory_order_relaxed) ||
         atomic_fetch_add(&p->nops, 1) + 1 < g->cfg.upgrade_after)
         return;
     unsigned char m[MSG_FIXED + GAS_RDMA_MAX_QPS * MSG_QP];

@@ -154,7 +154,10 @@ static gas_status_t rdma_init(const gas_tl_env_t *env)
 #if GAS_HAVE_IBVERBS
         g->vb = &gas_vb_ibv_ops;
 #else
-        st = GAS_ERR_UNSUPPORTED; /* built without libibverbs */
+        if (*dev) /* asked for by name: say why it is not used */
+            gas_log_warn("rdma", "GAS_RDMA_DEVICE=%s: libgas was built without libibverbs; "
+                         "this rank goes on without rdma (udp)", dev);
+        st = GAS_ERR_UNSUPPORTED;
         goto err_release;
 #endif
     }
@@ -209,6 +212,12 @@ static void rdma_fini(void)
     gas_rdma_g.finalizing = 1;
     (void)gas_rdma_quiet_all(1, "gas_finalize", NULL);
     release();
+}
+
+/* gas_init's traffic is over: from now on a peer's operations count towards its upgrade. */
+static void rdma_init_done(void)
+{
+    atomic_store(&gas_rdma_g.program_ops, 1);
 }
 
 static gas_status_t rdma_addr_pack(void *buf, size_t cap, size_t *len_p)
@@ -309,6 +318,7 @@ const struct gas_tl_ops gas_rdma_ops = {
     .fence = gas_rdma_fence,
     .quiet = gas_rdma_quiet,
     .forget = gas_rdma_forget,
+    .init_done = rdma_init_done,
     .progress = gas_rdma_progress,
     .stats = rdma_stats,
     .disconnect = rdma_disconnect,

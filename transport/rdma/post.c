@@ -212,8 +212,11 @@ void gas_rdma_peer_fail(gas_rdma_peer_t *p, const char *what, uint32_t qpn, enum
     char msg[200];
     snprintf(msg, sizeof msg, "RDMA %s to rank %d failed on QP %u: %s; %s", what, p->rank, qpn,
              gas_vb_wc_status_str(s),
-             fb ? "what failed is redone and later operations go over udp"
-                : "GAS_RDMA_FALLBACK=n: every operation to it fails");
+             !fb ? "GAS_RDMA_FALLBACK=n: every operation to it fails"
+             : strncmp(what, "ATOMIC", 6) == 0
+                 ? "an atomic is not redone (it may have taken effect): its call fails; later "
+                   "operations go over udp"
+                 : "what failed is redone and later operations go over udp");
     if (fb) {
         gas_log_error("rdma", "%s", msg);
         atomic_store(&g->switch_due, 1);

@@ -108,7 +108,8 @@ struct gas_rdma_op {
     gas_tl_comp_t *comp;
     uint32_t remaining;       /* work requests not completed */
     int status;
-    int done;                 /* for synchronous waits without comp */    int orphan;               /* its caller gave up on it (forget): freed when it ends */
+    int done;                 /* for synchronous waits without comp */
+    int orphan;               /* its caller gave up on it (forget): freed when it ends */
 };
 
 struct gas_rdma_qp {
@@ -182,6 +183,7 @@ struct gas_rdma_state {
     _Atomic uint32_t upgraded;
     _Atomic int switch_due;         /* a peer fell back: progress may switch it */
     int finalizing;                 /* failures now are peers leaving: no fallback */
+    _Atomic int program_ops;        /* gas_init's own traffic is over: operations count for upgrades */
     uint64_t n_wr, n_bytes, n_err, n_signals, n_redone; /* totals (atomic adds) */
 };
 

@@ -40,19 +40,30 @@ static gas_status_t ibv_open(const char *dev, unsigned port, struct gas_vb_ctx *
 {
     int n = 0;
     struct ibv_device **list = ibv_get_device_list(&n);
+    int named = dev != NULL && *dev != 0;
     if (list == NULL || n == 0) {
         if (list)
             ibv_free_device_list(list);
+        if (named) /* asked for by name: say why it is not used */
+            gas_log_warn("rdma", "GAS_RDMA_DEVICE=%s: this host has no verbs device; this "
+                         "rank goes on without rdma (udp)", dev);
         return GAS_ERR_UNSUPPORTED;
     }
     struct ibv_device *d = NULL;
-    for (int i = 0; i < n && d == NULL; i++)
-        if (dev == NULL || *dev == 0 || strcmp(ibv_get_device_name(list[i]), dev) == 0)
+    char found[160] = "";
+    for (int i = 0; i < n && d == NULL; i++) {
+        const char *name = ibv_get_device_name(list[i]);
+        if (!named || strcmp(name, dev) == 0)
             d = list[i];
+        size_t at = strlen(found);
+        snprintf(found + at, sizeof found - at, "%s%s", at ? ", " : "", name);
+    }
     if (d == NULL) {
+        /* A cluster's nodes may differ: the rank goes on over udp, as one without a device. */
         ibv_free_device_list(list);
-        return gas_rt_error(GAS_ERR_UNSUPPORTED, "gas_init",
-                            "no verbs device named %s (GAS_RDMA_DEVICE)", dev);
+        gas_log_warn("rdma", "GAS_RDMA_DEVICE=%s: no verbs device of that name here (found: %s); "
+                     "this rank goes on without rdma (udp)", dev, found);
+        return GAS_ERR_UNSUPPORTED;
     }
     struct gas_vb_ctx *c = calloc(1, sizeof *c);
     if (c == NULL) {
