@@ -167,9 +167,27 @@ void bench_out_row(struct bench *b, const struct mode *m, size_t size, struct st
 
 void bench_out_progress(struct bench *b, const struct mode *m, size_t size, size_t k, size_t n)
 {
-    static int shown;
+    static int shown, lines = -1;
+    static double last;
     if (!b->opt.progress)
         return;
+    if (lines < 0) {
+        lines = !isatty(2);
+        last = bench_now_s();
+    }
+    if (lines) {
+        /* stderr is a pipe (gasrun's, which forwards whole lines): a line
+         * now and then, so a long sweep shows it is moving and a short one
+         * stays quiet */
+        double now = bench_now_s();
+        if (m != NULL && now - last >= 2.0) {
+            char sz[32];
+            fprintf(stderr, "progress: [%zu/%zu] %s %s\n", k, n, m->name,
+                    bench_size_str(size, sz, sizeof sz));
+            last = now;
+        }
+        return;
+    }
     if (m == NULL) {
         if (shown)
             fprintf(stderr, "\r%-60s\r", "");
@@ -220,8 +238,10 @@ static void json_write(const struct bench *b, FILE *f, double elapsed_s)
                 r->m->reference ? "true" : "false", r->size, r->s.median, r->s.p10, r->s.p90,
                 unit_of(r->m));
         if (r->ref_name) {
-            fprintf(f, ", \"ref_name\": \"%s\", \"ref\": %.6g, \"ratio\": %.6g", r->ref_name,
-                    r->ref, r->ratio);
+            /* ratio_unit: "x" a multiple of the reference (latency), "%" a percentage of it */
+            fprintf(f, ", \"ref_name\": \"%s\", \"ref\": %.6g, \"ratio\": %.6g, "
+                    "\"ratio_unit\": \"%s\"", r->ref_name, r->ref, r->ratio,
+                    r->m->kind == KIND_LAT ? "x" : "%");
         }
         fputc('}', f);
     }

@@ -25,6 +25,7 @@
  */
 #include "gas-bench.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -440,7 +441,7 @@ static void usage(FILE *f)
             "                   --no-tag-output, or --json=FILE)\n"
             "  --plot FILE.svg  latency and bandwidth curves of the run as an SVG\n"
             "  --md FILE        the rows as a markdown table (make bench uses it)\n"
-            "  --progress       a progress line on stderr (default: when it is a terminal);\n"
+            "  --progress       a progress line on stderr (default: when it, or gasrun's, is a terminal);\n"
             "  --no-progress    never\n"
             "  --udp-ref        measure the raw UDP references between the ranks' udp\n"
             "                   addresses (default with GAS_TRANSPORT=udp): latency rows\n"
@@ -575,8 +576,9 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
                  o->csv ? "--csv" : "--json", o->csv ? "" : ", or give --json=FILE");
         return -2; /* the options are right: no usage text, which would bury the message */
     }
-    if (o->progress < 0)
-        o->progress = isatty(2);
+    if (o->progress < 0) /* under gasrun stderr is a pipe: gasrun says whether its own is a terminal */
+        o->progress = isatty(2) || (getenv("GASRUN_STDERR_TTY") != NULL &&
+                                    strcmp(getenv("GASRUN_STDERR_TTY"), "1") == 0);
     if (o->quick)
         o->batch_s = 0.001;
     if (batch_ms > 0)
@@ -595,6 +597,35 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         return -1;
     }
     return 0;
+}
+
+/*
+ * Rank 0 opens every file an option will write at the end (--json=FILE,
+ * --plot, --md), creating it if needed, so that a path it cannot write
+ * fails the run before the sweep rather than after it; the verdict is
+ * broadcast (collective).  Returns 0 when all can be written.
+ */
+static int check_out_files(const struct bench *b)
+{
+    int32_t bad = 0;
+    if (b->rank == 0) {
+        const char *opt[3] = {"--json", "--plot", "--md"};
+        const char *file[3] = {b->opt.json, b->opt.plot, b->opt.md};
+        for (int i = 0; i < 3; i++) {
+            if (file[i] == NULL || strcmp(file[i], "-") == 0)
+                continue;
+            FILE *f = fopen(file[i], "a");
+            if (f == NULL) {
+                fprintf(stderr, "gas-bench: %s: cannot write %s: %s\n", opt[i], file[i],
+                        strerror(errno));
+                bad = 1;
+            } else {
+                fclose(f);
+            }
+        }
+    }
+    bench_check(gas_broadcast(GAS_TEAM_WORLD, &bad, 1, GAS_INT32, 0), "gas_broadcast");
+    return bad;
 }
 
 int main(int argc, char **argv)
@@ -628,6 +659,10 @@ int main(int argc, char **argv)
         }
         bench_check(gas_finalize(), "gas_finalize");
         return rc < 0 ? 2 : 0;
+    }
+    if (check_out_files(&b) != 0) {
+        bench_check(gas_finalize(), "gas_finalize");
+        return 2;
     }
     const char *tl = getenv("GAS_TRANSPORT");
     b.udp_ref = b.opt.udp_ref || (tl && strcmp(tl, "udp") == 0);

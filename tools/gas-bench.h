@@ -195,7 +195,8 @@ void bench_out_header(struct bench *b);
 void bench_out_table_head(struct bench *b, const char *title);
 /* Print one row (its ratio to the matching reference) and keep it. */
 void bench_out_row(struct bench *b, const struct mode *m, size_t size, struct stats s);
-/* "[k/n] mode size" on stderr when progress is on; done: clear the line. */
+/* "[k/n] mode size" on stderr when progress is on (m NULL: clear it); where
+ * stderr is not a terminal (under gasrun), a whole line every 2 s at most. */
 void bench_out_progress(struct bench *b, const struct mode *m, size_t size, size_t k, size_t n);
 /*
  * --md, --json and --plot, after the run; returns -1 (having said which file

@@ -112,15 +112,36 @@ n=$(grep -c '^gather:[a-z_]*,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,us,[0-9.]*,[0-9.]*$'
 [ "$n" -ge 21 ] || fail "--compare --csv: $n gather rows, want 3 algorithms x 7 sizes"
 echo "ok: --compare --csv"
 
-# an output file that cannot be written: exit 1 naming the option, file and
-# cause; the data checks are not reported as failed
-run --mode amo-lat --json=/nonexistent/x.json >"$T/out" 2>"$T/err"
-st=$?
-[ "$st" = 1 ] || fail "--json=/nonexistent/x.json: exit status $st, expected 1"
-grep -q -- '--json: cannot write /nonexistent/x.json: No such file or directory' "$T/err" ||
-    fail "--json=/nonexistent/x.json: $(grep -v '^gasrun' "$T/err" | head -2)"
-grep -q 'data checks passed' "$T/out" || fail "--json=/nonexistent/x.json: $(grep 'data checks' "$T/out")"
-echo "ok: an unwritable --json file"
+# an output file that cannot be written is found before the run: exit 2
+# naming the option, file and cause, and nothing measured
+for opt in --json=/nonexistent/x.json "--plot /nonexistent/x.svg" "--md /nonexistent/x.md"; do
+    # shellcheck disable=SC2086
+    run --mode amo-lat $opt >"$T/out" 2>"$T/err"
+    st=$?
+    o=${opt%%[= ]*} f=${opt#*[= ]}
+    [ "$st" = 2 ] || fail "$opt: exit status $st, expected 2"
+    grep -q -- "$o: cannot write $f: No such file or directory" "$T/err" ||
+        fail "$opt: $(grep -v '^gasrun' "$T/err" | head -2)"
+    ! grep -q 'amo-lat\|data checks' "$T/out" || fail "$opt: it measured before refusing"
+done
+echo "ok: unwritable output files are refused before the run"
+
+# the JSON says what each ratio is: a multiple (latency) or a percentage
+if command -v jq >/dev/null; then
+    jq -e '[.rows[] | select(has("ratio")) | .ratio_unit == (if .kind == "latency" then "x" else "%" end)] | all' \
+        "$T/b.json" >/dev/null || fail "--json: a ratio_unit that does not match its row's kind"
+    echo "ok: --json ratio_unit"
+fi
+
+# gasrun tells a rank whether its own stderr is a terminal (the rank's is a
+# pipe), which is what gas-bench's progress line goes by
+if command -v script >/dev/null; then
+    tty=$(script -qec "$BUILD/bin/gasrun -n 1 sh -c 'echo tty=\$GASRUN_STDERR_TTY'" /dev/null </dev/null | tr -d '\r')
+    notty=$("$BUILD/bin/gasrun" -n 1 sh -c 'echo tty=$GASRUN_STDERR_TTY' 2>/dev/null)
+    [ "$tty" = "tty=1" ] && [ "$notty" = "tty=0" ] ||
+        fail "GASRUN_STDERR_TTY: '$tty' on a terminal, '$notty' on a file"
+    echo "ok: GASRUN_STDERR_TTY"
+fi
 
 # an empty --mode, and an option where a file or list belongs, are refused
 bin=$(cd "$BUILD/bin" && pwd)

@@ -116,6 +116,7 @@ struct gr_job {
     struct gr_opts opts;
     int nranks;
     bool tag;
+    bool stderr_tty;        /* gasrun's own stderr is a terminal (GASRUN_STDERR_TTY) */
     char *prog_path;        /* resolved program */
     uint64_t key;
     uint32_t id;

@@ -120,6 +120,7 @@ child_exec(struct gr_job *job, int r, int out_w, int err_w, int boot)
     set_env_u("GASRUN_JOB_ID", "%08llx", (unsigned long long)job->id);
     set_env_u("GASRUN_BOOT_FD", "%llu", (unsigned long long)boot);
     set_env_u("GASRUN_TAG_OUTPUT", "%llu", (unsigned long long)job->tag);
+    set_env_u("GASRUN_STDERR_TTY", "%llu", (unsigned long long)job->stderr_tty);
     unsetenv("GASRUN_BOOT_ADDR");
     if (h->iface != NULL || h->addr != NULL)
         setenv("GAS_UDP_IFACE", h->iface ? h->iface : h->addr, 1);

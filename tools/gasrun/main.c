@@ -122,6 +122,7 @@ static int job_prepare(struct gr_job *job)
     job->self = getpid();
     job->nranks = job->opts.nranks;
     job->tag = job->opts.tag >= 0 ? job->opts.tag : job->nranks > 1;
+    job->stderr_tty = isatty(STDERR_FILENO);
     job->exit_code = -1;
     job->devnull = -1;
     job->ranks = calloc((size_t)job->nranks, sizeof *job->ranks);

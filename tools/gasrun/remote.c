@@ -12,8 +12,8 @@
  * sh, because ssh joins its arguments with blanks and hands the result to the
  * remote login shell.  The environment of the rank is on that command line:
  * GASRUN_RANK, GASRUN_NRANKS, GASRUN_LOCAL_RANK, GASRUN_LOCAL_SIZE,
- * GASRUN_JOB_KEY, GASRUN_JOB_ID, GASRUN_TAG_OUTPUT, GASRUN_BOOT_ADDR, every GAS_* variable of
- * gasrun's environment, and GAS_UDP_IFACE for a host with iface= or addr=.
+ * GASRUN_JOB_KEY, GASRUN_JOB_ID, GASRUN_TAG_OUTPUT, GASRUN_STDERR_TTY,
+ * GASRUN_BOOT_ADDR, every GAS_* variable of gasrun's environment, and GAS_UDP_IFACE for a host with iface= or addr=.
  * See docs/gasrun.md.
  */
 #include "gasrun.h"
@@ -169,8 +169,8 @@ void gr_remote_exec(struct gr_job *job, int r)
         na++;
     while (environ[ne])
         ne++;
-    /* exec env -C CWD + 9 GASRUN_/GAS_UDP_IFACE + GAS_* + program and args */
-    char **cmd = calloc(4 + 9 + ne + na + 1, sizeof *cmd);
+    /* exec env -C CWD + 10 GASRUN_/GAS_UDP_IFACE + GAS_* + program and args */
+    char **cmd = calloc(4 + 10 + ne + na + 1, sizeof *cmd);
     if (cmd == NULL)
         child_oom(r);
     size_t n = 0;
@@ -188,6 +188,7 @@ void gr_remote_exec(struct gr_job *job, int r)
     cmd[n++] = var(r, "GASRUN_JOB_KEY", "%016llx", (unsigned long long)job->key);
     cmd[n++] = var(r, "GASRUN_JOB_ID", "%08llx", (unsigned long long)job->id);
     cmd[n++] = var(r, "GASRUN_TAG_OUTPUT", "%llu", (unsigned long long)job->tag);
+    cmd[n++] = var(r, "GASRUN_STDERR_TTY", "%llu", (unsigned long long)job->stderr_tty);
     if (asprintf(&cmd[n++], "GASRUN_BOOT_ADDR=%s", h->boot_addr) < 0)
         child_oom(r);
     /* The library's settings, as a forked rank would inherit them; the
