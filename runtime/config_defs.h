@@ -87,6 +87,8 @@ GAS_CONFIG_ROW(PROGRESS, ENUM, "thread", "thread|poll",
                "Who serves incoming udp requests: a progress thread per rank that sleeps in epoll when idle (thread), or only the rank's own library calls (poll; see docs/udp.md for the trade-offs).")
 GAS_CONFIG_ROW(STATS, BOOL, "n", NULL,
                "At gas_finalize every rank prints its per-peer counters (datagrams, bytes, retransmits, duplicates, bad datagrams, round trip), one line per peer (a peer over shm: a line saying it has none, since shared memory sends nothing), then the totals of its udp socket (and rdma), bad datagrams from strangers included.")
+GAS_CONFIG_ROW(STATS_FILE, STRING, "", NULL,
+               "At gas_finalize every rank writes the same counters to this file, a line of name=value fields per peer it has a route to and one of its totals, for gas-info --stats FILE... to print as a table; %r in the name is replaced by the rank (a name without it gets .RANK added). A file that cannot be written is a warning.")
 GAS_CONFIG_ROW(UDP_IFACE, STRING, "", NULL,
                "Network interface whose IPv4 address the udp transport binds, by name (eth0) or by one of its IPv4 addresses (10.0.0.5; gasrun passes a host file's addr= so); an address no local interface has fails gas_init (default: the first UP non-loopback interface with one, else 127.0.0.1).")
 GAS_CONFIG_ROW(UDP_PORT, UINT, "0", NULL,

@@ -195,6 +195,8 @@ GAS_EXPORT gas_status_t gas_finalize(void)
         st = gas_co_check_ends("gas_finalize");
     if (gas_rt_config_size(GAS_CFG_STATS))
         gas_tl_stats_print();
+    if (*gas_rt_config_str(GAS_CFG_STATS_FILE))
+        gas_tl_stats_save(gas_rt_config_str(GAS_CFG_STATS_FILE), gas_rank(), gas_nranks());
     /* Other threads' calls: those under way complete or fail with
      * GAS_ERR_NOT_INIT (their waits are woken) before anything is released,
      * and later ones are refused (gate.h). */

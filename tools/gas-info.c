@@ -8,9 +8,12 @@
  *   gas-info --config         only the settings: name, value, where it came from
  *   gas-info --config-markdown   docs/config.md, generated from the table
  *   gas-info --coll           collectives: algorithms, current choices, tuning table
+ *   gas-info --stats FILE...  the per-peer counters ranks wrote with GAS_STATS_FILE
  *   gas-info --help           the usage line (exit 0; an unknown option: exit 2)
  */
 #include <gas.h>
+
+#include "gas-info.h"
 
 #include "alloc/limits.h"
 #include "alloc/place.h"
@@ -224,13 +227,16 @@ int main(int argc, char **argv)
         return print_config();
     if (argc > 1 && strcmp(argv[1], "--coll") == 0)
         return gas_co_info(stdout) == GAS_OK ? 0 : 1;
+    if (argc > 1 && strcmp(argv[1], "--stats") == 0)
+        return gas_info_stats(argc - 2, argv + 2);
     int memory = argc > 1 && strcmp(argv[1], "--memory") == 0;
     if (argc > 1 && !memory) {
         int help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
         if (!help)
             fprintf(stderr, "gas-info: unknown option '%s'\n", argv[1]);
         fprintf(help ? stdout : stderr,
-                "usage: gas-info [--memory | --config | --config-markdown | --coll | --help]\n");
+                "usage: gas-info [--memory | --config | --config-markdown | --coll | --stats FILE... | "
+                "--help]\n");
         return help ? 0 : 2;
     }
     if (memory && getenv("GASRUN_RANK") && strcmp(getenv("GASRUN_RANK"), "0") != 0)

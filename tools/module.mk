@@ -8,7 +8,7 @@ $(BUILD)/bin/gasrun: $(GASRUN_SRCS:%.c=$(BUILD)/obj/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/bin/gas-info: $(BUILD)/obj/tools/gas-info.o $(LIBA)
+$(BUILD)/bin/gas-info: $(BUILD)/obj/tools/gas-info.o $(BUILD)/obj/tools/gas-info-stats.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(LINK_PROG)
 

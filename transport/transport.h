@@ -348,6 +348,12 @@ gas_status_t gas_tl_peer_addr(int rank, enum gas_tl_id id, void *buf, size_t cap
 gas_status_t gas_tl_stats(int rank, gas_peer_stats_t *out);
 /* One line per peer with a route (and one of totals) to stderr, for GAS_STATS. */
 void gas_tl_stats_print(void);
+/*
+ * GAS_STATS_FILE (stats_file.c): the same counters as name=value lines in
+ * the file pattern names ("%r": the rank; without it ".RANK" is added), for
+ * gas-info --stats.  A file that cannot be written is a warning.
+ */
+void gas_tl_stats_save(const char *pattern, int rank, int nranks);
 
 /* Names of the transports compiled in, for gas-info ("shm" ...). */
 const char *gas_tl_compiled_name(int i);
