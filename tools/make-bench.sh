@@ -35,8 +35,8 @@ ONLY=${BENCH_ONLY:-}
 mkdir -p "$PLOTS" "$RAW"
 common=(--reps "$REPS")
 [ "${BENCH_QUICK:-0}" = 1 ] && common+=(--quick)
-STD=put-lat,get-lat,putsig-lat,put-bw,get-bw,amo-lat,amo-rate,barrier
-UDP_MODES=put-lat,get-lat,put-bw,get-bw,amo-lat
+STD=put-lat,put-call,get-lat,putsig-lat,put-bw,get-bw,amo-lat,amo-rate,barrier
+UDP_MODES=put-lat,put-call,get-lat,put-bw,get-bw,amo-lat
 for s in ${ONLY//,/ }; do
     [[ " $SECTIONS " == *" $s "* ]] || { echo "make bench: unknown section '$s' in BENCH_ONLY (sections: $SECTIONS)" >&2; exit 2; }
 done
