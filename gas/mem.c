@@ -38,8 +38,18 @@ static __attribute__((noinline, cold)) gas_status_t alloc_failed(size_t nbytes, 
     gas_rt_format_bytes(heap, sizeof heap, heap_end);
     gas_rt_format_bytes(arena, sizeof arena, held);
     gas_rt_format_bytes(used, sizeof used, in_use);
+    uint64_t room = gas_gs.seg.size > heap_end ? gas_gs.seg.size - heap_end : 0;
     switch (why) {
     case GAS_AL_ARENA_NOSPACE:
+        if (nbytes > room) { /* no freeing could make it fit: say so, not "full" */
+            char r[32];
+            gas_rt_format_bytes(r, sizeof r, room);
+            return gas_rt_error(GAS_ERR_NOSPACE, "gas_alloc",
+                                "cannot allocate %s: more than this rank's %s segment can ever "
+                                "give gas_alloc (the symmetric heap reaches %s into it, so at "
+                                "most %s is left above it, %s of it in live gas_alloc blocks); "
+                                "%s", a, seg, heap, r, used, gas_gs_raise_hint(hint, sizeof hint));
+        }
         if (in_use <= held / 2 && nbytes <= held - in_use)
             return gas_rt_error(GAS_ERR_NOSPACE, "gas_alloc",
                                 "cannot allocate %s: this rank's %s segment is full (the "

@@ -24,6 +24,9 @@
 #include "runtime/topo.h"
 #include "transport/transport.h"
 
+#if GAS_HAVE_IBVERBS
+#include <infiniband/verbs.h>
+#endif
 #include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
@@ -216,6 +219,31 @@ static int print_ranks(void)
     return st == GAS_OK ? 0 : 1;
 }
 
+/* The transports a job could use on this host, rdma with why not (gas-info's 4th line). */
+static void print_usable(void)
+{
+    printf("transports usable here: shm (ranks on this node), udp (every IPv4 interface, "
+           "loopback included)");
+#if GAS_HAVE_IBVERBS
+    int n = 0;
+    struct ibv_device **list = ibv_get_device_list(&n);
+    if (list != NULL && n > 0) {
+        printf(", rdma (verbs device%s:", n == 1 ? "" : "s");
+        for (int i = 0; i < n; i++)
+            printf(" %s", ibv_get_device_name(list[i]));
+        printf(")\n");
+    } else {
+        printf("; not rdma: no verbs device on this host (GAS_RDMA_DEVICE=sim runs the "
+               "software back end between the ranks of one host)\n");
+    }
+    if (list != NULL)
+        ibv_free_device_list(list);
+#else
+    printf("; not rdma: built without libibverbs (GAS_RDMA_DEVICE=sim runs the software back "
+           "end between the ranks of one host)\n");
+#endif
+}
+
 int main(int argc, char **argv)
 {
     gas_rt_error_set_abort(0);
@@ -252,7 +280,9 @@ int main(int argc, char **argv)
     printf("transports compiled in:");
     for (int i = 0; gas_tl_compiled_name(i); i++)
         printf(" %s", gas_tl_compiled_name(i));
-    printf("\npointer format: rank in the high bits (at least %d), offset in the low bits "
+    printf("\n");
+    print_usable();
+    printf("pointer format: rank in the high bits (at least %d), offset in the low bits "
            "(at most %d)\n\n",
            64 - GAS_PTR_MAX_OFFSET_BITS, GAS_PTR_MAX_OFFSET_BITS);
     print_node();
