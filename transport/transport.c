@@ -36,6 +36,15 @@ static int active[NREG];
 static const struct gas_rt_boot *boot;
 static int my_rank, job_size, forced_id;
 static int multi_node;   /* the job has ranks on other nodes (so udp is up) */
+static _Atomic int nexited; /* peers whose process was seen to end (gas_tl_mark_exited) */
+static _Atomic unsigned char *exited_tab; /* per rank: 1 once marked */
+
+/* Whether rank's process was seen to end (gas_tl_mark_exited). */
+static int peer_exited(int rank)
+{
+    return exited_tab != NULL && rank >= 0 && rank < job_size &&
+           atomic_load_explicit(&exited_tab[rank], memory_order_relaxed);
+}
 static pthread_mutex_t connect_lock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic(gas_tl_peer_t *) *gas_tl_peers_;
 
@@ -76,7 +85,9 @@ gas_status_t gas_tl_init(const struct gas_rt_boot *b, const gas_tl_env_t *env, i
     forced_id = forced;
     multi_node = env->local_size > 0 && env->local_size < env->nranks;
     gas_tl_peers_ = calloc((size_t)env->nranks, sizeof *gas_tl_peers_);
-    if (gas_tl_peers_ == NULL)
+    exited_tab = calloc((size_t)env->nranks, sizeof *exited_tab);
+    atomic_store(&nexited, 0);
+    if (gas_tl_peers_ == NULL || exited_tab == NULL)
         return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the %d-entry route table",
                             env->nranks);
     /* Address record: entries of [version u8][transport id u8][len u16 LE][blob]. */
@@ -125,6 +136,8 @@ void gas_tl_fini(void)
                 p->ops->disconnect(p);
         }
         free(gas_tl_peers_);
+        free((void *)exited_tab);
+        exited_tab = NULL;
         gas_tl_peers_ = NULL;
     }
     for (size_t k = NREG; k-- > 0;) {
@@ -157,6 +170,10 @@ static const unsigned char *find_entry(const unsigned char *rec, size_t len, int
 
 gas_status_t gas_tl_peer_slow(int rank, gas_tl_peer_t **peer_p)
 {
+    if (peer_exited(rank))
+        return gas_rt_error(GAS_ERR_PEER, "connect", "rank %d is gone: its process on this "
+                            "node has ended (it exited without calling gas_finalize, or was "
+                            "killed)", rank);
     pthread_mutex_lock(&connect_lock);
     gas_tl_peer_t *p = atomic_load(&gas_tl_peers_[rank]);
     if (p != NULL) {
@@ -173,7 +190,7 @@ gas_status_t gas_tl_peer_slow(int rank, gas_tl_peer_t **peer_p)
     }
     int bad_version = 0;
     st = GAS_ERR_PEER;
-    for (size_t i = 0; i < NREG && st == GAS_ERR_PEER; i++) {
+    for (size_t i = 0; i < NREG && st == GAS_ERR_PEER && !peer_exited(rank); i++) {
         if (!active[i])
             continue;
         size_t elen = 0;
@@ -187,6 +204,8 @@ gas_status_t gas_tl_peer_slow(int rank, gas_tl_peer_t **peer_p)
     free(rec);
     pthread_mutex_unlock(&connect_lock);
     if (st == GAS_ERR_PEER && p == NULL) {
+        if (peer_exited(rank)) /* a transport found its process gone (said so) */
+            return st;
         if (bad_version)
             return gas_rt_error(GAS_ERR_PEER, "connect",
                                 "rank %d runs a libgas with address format %d (this one: %d); rebuild both alike",
@@ -276,15 +295,27 @@ void gas_tl_init_done(void)
 
 _Thread_local int gas_tl_rt_ops_;
 
+void gas_tl_mark_exited(int rank)
+{
+    unsigned char was = 0;
+    if (exited_tab == NULL || rank < 0 || rank >= job_size || rank == my_rank ||
+        !atomic_compare_exchange_strong(&exited_tab[rank], &was, 1))
+        return;
+    atomic_fetch_add(&nexited, 1);
+    gas_udp_lost_set(rank, my_rank);
+    gas_log_warn("transport", "rank %d is gone: its process on this node has ended (without "
+                 "gas_finalize, or killed); waits for it fail", rank);
+}
+
 int gas_tl_first_lost(const int *ranks, int n)
 {
-    if (gas_udp_dead_count() == 0)
+    if (gas_udp_dead_count() == 0 && atomic_load_explicit(&nexited, memory_order_relaxed) == 0)
         return -1;
     if (gas_udp_self_lost() >= 0)
         return my_rank;
     for (int i = 0; i < n; i++) {
         int r = ranks ? ranks[i] : i;
-        if (gas_udp_peer_lost(r))
+        if (gas_udp_peer_lost(r) || (r != my_rank && peer_exited(r)))
             return r;
     }
     return -1;
@@ -298,6 +329,10 @@ void gas_tl_lost_what(int rank, char *buf, size_t cap)
                  "this rank (%d) was declared dead by rank %d (it answered nothing for %.1f s, "
                  "GAS_UDP_PEER_TIMEOUT: stopped, or cut off); the other ranks go on without it",
                  rank, by, gas_udp_peer_timeout_s());
+    else if (rank != my_rank && peer_exited(rank))
+        snprintf(buf, cap, "rank %d is gone: its process on this node has ended (it exited "
+                 "without calling gas_finalize, or was killed) while this rank waited for it",
+                 rank);
     else
         snprintf(buf, cap, "rank %d is dead or unreachable (%s%s)", rank,
                  gas_udp_lost_by_report(rank)
@@ -320,16 +355,24 @@ int gas_tl_probe_due(uint64_t *at)
 }
 
 /*
- * A peer over shm is probed over udp too when the job spans nodes: a
- * node-mate that hangs or exited without gas_finalize is then declared dead
- * like a peer off the node.  Otherwise a hierarchical collective whose
- * node-local stage waited for it hung: nobody else sends it anything.  A
- * job on one node keeps waiting (gasrun sees a rank's death there).
+ * A node-mate whose process has ended (ops->gone: it exited without
+ * gas_finalize, status 0, which gasrun lets the job go on after, or was
+ * killed) is lost at once, like a peer udp gave up on: every wait that
+ * needs it fails naming it, on one node too, where nothing else would end
+ * the wait.  A peer over shm is also probed over udp when the job spans
+ * nodes: a node-mate that hangs (alive, silent) is then declared dead like
+ * a peer off the node, after GAS_UDP_PEER_TIMEOUT.  Otherwise a
+ * hierarchical collective whose node-local stage waited for it hung:
+ * nobody else sends it anything.
  */
 void gas_tl_probe(int rank)
 {
     gas_tl_peer_t *p;
-    if (gas_tl_peer(rank, &p) == GAS_OK && (p->ops->id != GAS_TL_SHM || multi_node))
+    if (peer_exited(rank) || gas_tl_peer(rank, &p) != GAS_OK)
+        return;
+    if (p->ops->gone && p->ops->gone(p))
+        gas_tl_mark_exited(rank);
+    if (p->ops->id != GAS_TL_SHM || multi_node)
         gas_udp_probe(rank);
 }
 

@@ -178,6 +178,12 @@ struct gas_tl_ops {
      * matter.
      */
     void (*init_done)(void);
+    /*
+     * 1 when peer's process is known to have ended (shm: the node-mate's
+     * process is gone).  Asked only by a wait that has waited long for a
+     * signal from peer; NULL where the transport cannot tell.
+     */
+    int (*gone)(gas_tl_peer_t *peer);
     /* Drive outstanding work; returns how many events were handled. */
     int (*progress)(void);
     /*
@@ -195,6 +201,13 @@ void gas_tl_forget(gas_tl_comp_t *comp);
 void gas_tl_cpu_sharers(int ranks);
 /* Every active transport's init_done() (see the ops table). */
 void gas_tl_init_done(void);
+/*
+ * rank's process is known to have ended (a node-mate: ops->gone, or its
+ * segment could not be opened because its process is gone): it is lost
+ * from now on, like a peer udp gave up on (gas_tl_first_lost names it, udp
+ * tells the other ranks), and connecting to it fails at once.  Says so once.
+ */
+void gas_tl_mark_exited(int rank);
 
 /* Bring up the transports; publishes this rank's addresses through the bootstrap. */
 struct gas_rt_boot;

@@ -4,7 +4,8 @@
  * another host ends when its boot connection closes: runtime/boot_watch.c).
  * Arguments are ignored (tests pass a marker to find leftover processes).
  * With GAS_TEST_EXIT_RANK=r, rank r instead exits 0 at once, without
- * gas_finalize, and the others wait in gas_barrier (for ever).
+ * gas_finalize, and the others wait in gas_barrier, which fails (rank r is
+ * gone): they exit 5 (GAS_ERRORS=return).
  */
 #include <gas.h>
 #include <stdio.h>
@@ -21,7 +22,8 @@ int main(void)
     if (e && *e) {
         if (atoi(e) == gas_rank())
             exit(0);
-        gas_barrier();
+        if (gas_barrier() != GAS_OK) /* GAS_ERRORS=return; with abort the job ends in it */
+            return 5;
     }
     for (;;)
         pause();

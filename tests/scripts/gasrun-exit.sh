@@ -20,13 +20,21 @@ pass "early exit during a barrier -> $RC in ${MS} ms"
 
 # A libgas rank that exits 0 without gas_finalize while the others wait in
 # gas_barrier (a data-plane barrier gasrun cannot see): gasrun says so at
-# once; the job ends by --timeout.
-GAS_TEST_EXIT_RANK=1 run_job -n 2 --timeout 3 "$BUILD/tests/gasrun/gas_hang" "$MARK"
-expect_rc 124 "exit 0 without gas_finalize"
-expect_err "rank 1 exited with status 0 without calling gas_finalize while 1 rank still runs" \
+# once, and the others' barrier fails naming the rank whose process is gone
+# (the program then exits 5; the job ends so, not by --timeout's 124); with
+# GAS_ERRORS=abort the job ends with the abort's code 1.
+GAS_ERRORS=return GAS_TEST_EXIT_RANK=1 run_job -n 3 --timeout 20 "$BUILD/tests/gasrun/gas_hang" "$MARK"
+expect_rc 5 "exit 0 without gas_finalize"
+expect_err "rank 1 exited with status 0 without calling gas_finalize while 2 ranks still run" \
+    "exit 0 without gas_finalize"
+expect_err "gas_barrier: rank 1 is gone: its process on this node has ended" \
     "exit 0 without gas_finalize"
 check_clean "exit 0 without gas_finalize"
-pass "exit 0 without gas_finalize is reported"
+GAS_ERRORS=abort GAS_TEST_EXIT_RANK=1 run_job -n 2 --timeout 20 "$BUILD/tests/gasrun/gas_hang" "$MARK"
+expect_rc 1 "exit 0 without gas_finalize (abort)"
+expect_err "aborted (code 1): rank 0: gas_barrier: rank 1 is gone" "exit 0 without gas_finalize (abort)"
+check_clean "exit 0 without gas_finalize (abort)"
+pass "exit 0 without gas_finalize is reported, and the others' barrier fails"
 
 # Programs that never speak the protocol are fine.
 run_job -n 3 sh -c 'exit 0' "$MARK"

@@ -10,6 +10,8 @@
 #include "runtime/boot_wire.h"
 #include "runtime/error.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@ struct shm_peer {
     gas_tl_peer_t base;
     struct gas_al_seg_hdr *hdr;
     int mapped;          /* 1 when we mapped it (a peer), 0 for our own segment */
+    pid_t pid;           /* its process (same node, same pid namespace: attach needs both) */
 };
 
 static gas_tl_env_t env;
@@ -59,6 +62,14 @@ static gas_status_t shm_connect(int rank, const void *addr, size_t len, gas_tl_p
     uint64_t size = gas_boot_get_u64(a + 16);
     char *base = env.seg_base;
     if (rank != env.rank) {
+        pid_t pid = (pid_t)gas_boot_get_u32(a + 8);
+        if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) { /* before it was ever contacted */
+            free(p);
+            gas_tl_mark_exited(rank);
+            return gas_rt_error(GAS_ERR_PEER, "connect", "rank %d is gone: its process on this "
+                                "node has ended (it exited without calling gas_finalize, or "
+                                "was killed)", rank);
+        }
         gas_status_t st = gas_al_segment_attach(rank, (pid_t)gas_boot_get_u32(a + 8),
                                                 (int)gas_boot_get_u32(a + 12), size, &base);
         if (st != GAS_OK) {
@@ -66,6 +77,7 @@ static gas_status_t shm_connect(int rank, const void *addr, size_t len, gas_tl_p
             return st;
         }
         p->mapped = 1;
+        p->pid = (pid_t)gas_boot_get_u32(a + 8);
     }
     p->hdr = gas_al_seg_hdr(base);
     if (__atomic_load_n(&p->hdr->magic, __ATOMIC_ACQUIRE) != GAS_AL_SEG_MAGIC ||
@@ -137,6 +149,17 @@ static gas_status_t shm_quiet(const char *call, gas_tl_report_t *rep)
     return shm_fence();
 }
 
+/*
+ * The node-mate's process no longer exists (it exited, finalized or not, or
+ * was killed).  A pid the kernel gave to another process since reads as
+ * alive: the wait then goes on as before, never fails wrongly.
+ */
+static int shm_gone(gas_tl_peer_t *peer)
+{
+    struct shm_peer *p = (struct shm_peer *)peer;
+    return p->mapped && p->pid > 0 && kill(p->pid, 0) != 0 && errno == ESRCH;
+}
+
 static void shm_disconnect(gas_tl_peer_t *peer)
 {
     struct shm_peer *p = (struct shm_peer *)peer;
@@ -162,6 +185,7 @@ const struct gas_tl_ops gas_shm_ops = {
     .put_signal = shm_put_signal,
     .fence = shm_fence,
     .quiet = shm_quiet,
+    .gone = shm_gone,
     .progress = gas_tl_no_progress,
     .stats = gas_tl_no_stats,
     .disconnect = shm_disconnect,

@@ -1,0 +1,48 @@
+/*
+ * test_rank_gone.c - a node-mate that leaves without gas_finalize (exit 0,
+ * which gasrun lets the job go on after) must not hang the others: the last
+ * rank exits right after gas_init; every other rank then calls MODE
+ * (barrier, allreduce or teambarrier: a world barrier, a team collective, a
+ * team barrier), which must fail with GAS_ERR_PEER within GAS_TIMEOUT
+ * (set it: the test fails on GAS_ERR_TIMEOUT) naming a rank as gone (the
+ * last one, or a survivor that already failed and left) or a member's
+ * failure note.
+ * Then gas_finalize, which fails the same way, and exit 0.
+ */
+#include <gas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "barrier";
+    if (gas_init() != GAS_OK)
+        return 2;
+    int me = gas_rank(), n = gas_nranks(), gone = n - 1;
+    if (n < 2) {
+        printf("rank_gone: needs 2 ranks or more\n");
+        return 2;
+    }
+    if (me == gone)
+        exit(0);
+    gas_status_t st;
+    if (strcmp(mode, "allreduce") == 0) {
+        int64_t x = 1, y = 0;
+        st = gas_allreduce(GAS_TEAM_WORLD, &y, &x, 1, GAS_INT64, GAS_OP_SUM);
+    } else if (strcmp(mode, "teambarrier") == 0) {
+        st = gas_team_barrier(GAS_TEAM_WORLD);
+    } else {
+        st = gas_barrier();
+    }
+    const char *msg = st != GAS_OK ? gas_last_error() : "";
+    /* the gone rank, or a survivor that failed, finalized and left before
+     * this rank's wait for it ended (the failure spreads so too) */
+    int named = strstr(msg, " is gone: its process on this node has ended") != NULL;
+    int relayed = strstr(msg, "failed in its collective") != NULL; /* a peer's failure note */
+    int ok = st == GAS_ERR_PEER && (named || relayed);
+    printf("rank_gone rank %d: %s returned %d (%s): %s\n", me, mode, (int)st,
+           ok ? "as expected" : "WRONG", msg);
+    gas_finalize(); /* fails too (the gone rank is not in its barrier); the rank leaves */
+    return ok ? 0 : 1;
+}
