@@ -70,14 +70,14 @@ static gas_status_t shm_connect(int rank, const void *addr, size_t len, gas_tl_p
                                 "node has ended (it exited without calling gas_finalize, or "
                                 "was killed)", rank);
         }
-        gas_status_t st = gas_al_segment_attach(rank, (pid_t)gas_boot_get_u32(a + 8),
-                                                (int)gas_boot_get_u32(a + 12), size, &base);
+        gas_status_t st = gas_al_segment_attach(rank, pid, (int)gas_boot_get_u32(a + 12), size,
+                                                &base);
         if (st != GAS_OK) {
             free(p);
             return st;
         }
         p->mapped = 1;
-        p->pid = (pid_t)gas_boot_get_u32(a + 8);
+        p->pid = pid;
     }
     p->hdr = gas_al_seg_hdr(base);
     if (__atomic_load_n(&p->hdr->magic, __ATOMIC_ACQUIRE) != GAS_AL_SEG_MAGIC ||
