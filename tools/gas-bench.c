@@ -413,10 +413,10 @@ static void recheck_udp(struct bench *b, double *samples)
             b->udp_drift ? ": the machine changed during the run; compare ratios with care" : "");
 }
 
-/* Whether gasrun tags this rank's output lines (GASRUN_TAG_OUTPUT=1, docs/gasrun.md). */
-static int tagged_stdout(void)
+/* Whether gasrun set `name` to 1 (GASRUN_TAG_OUTPUT, GASRUN_STDERR_TTY: docs/gasrun.md). */
+static int gasrun_says(const char *name)
 {
-    const char *t = getenv("GASRUN_TAG_OUTPUT");
+    const char *t = getenv(name);
     return t != NULL && strcmp(t, "1") == 0;
 }
 
@@ -570,15 +570,14 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         snprintf(err, errlen, "--csv and --json to stdout exclude each other (give --json=FILE)");
         return -1;
     }
-    if (tagged_stdout() && ((o->json && strcmp(o->json, "-") == 0) || o->csv)) {
+    if (gasrun_says("GASRUN_TAG_OUTPUT") && ((o->json && strcmp(o->json, "-") == 0) || o->csv)) {
         snprintf(err, errlen, "%s to stdout would not parse: gasrun prefixes every output line "
                  "with its rank (\"[0] \"); run gasrun with --no-tag-output%s",
                  o->csv ? "--csv" : "--json", o->csv ? "" : ", or give --json=FILE");
         return -2; /* the options are right: no usage text, which would bury the message */
     }
     if (o->progress < 0) /* under gasrun stderr is a pipe: gasrun says whether its own is a terminal */
-        o->progress = isatty(2) || (getenv("GASRUN_STDERR_TTY") != NULL &&
-                                    strcmp(getenv("GASRUN_STDERR_TTY"), "1") == 0);
+        o->progress = isatty(2) || gasrun_says("GASRUN_STDERR_TTY");
     if (o->quick)
         o->batch_s = 0.001;
     if (batch_ms > 0)

@@ -39,6 +39,10 @@ static int multi_node;   /* the job has ranks on other nodes (so udp is up) */
 static _Atomic int nexited; /* peers whose process was seen to end (gas_tl_mark_exited) */
 static _Atomic unsigned char *exited_tab; /* per rank: 1 once marked */
 
+/* How every message about such a rank says it (after "rank R is gone: "). */
+#define EXITED_WHAT \
+    "its process on this node has ended (it exited without calling gas_finalize, or was killed)"
+
 /* Whether rank's process was seen to end (gas_tl_mark_exited). */
 static int peer_exited(int rank)
 {
@@ -171,9 +175,7 @@ static const unsigned char *find_entry(const unsigned char *rec, size_t len, int
 gas_status_t gas_tl_peer_slow(int rank, gas_tl_peer_t **peer_p)
 {
     if (peer_exited(rank))
-        return gas_rt_error(GAS_ERR_PEER, "connect", "rank %d is gone: its process on this "
-                            "node has ended (it exited without calling gas_finalize, or was "
-                            "killed)", rank);
+        return gas_rt_error(GAS_ERR_PEER, "connect", "rank %d is gone: " EXITED_WHAT, rank);
     pthread_mutex_lock(&connect_lock);
     gas_tl_peer_t *p = atomic_load(&gas_tl_peers_[rank]);
     if (p != NULL) {
@@ -204,8 +206,8 @@ gas_status_t gas_tl_peer_slow(int rank, gas_tl_peer_t **peer_p)
     free(rec);
     pthread_mutex_unlock(&connect_lock);
     if (st == GAS_ERR_PEER && p == NULL) {
-        if (peer_exited(rank)) /* a transport found its process gone (said so) */
-            return st;
+        if (peer_exited(rank)) /* a transport found its process gone */
+            return gas_rt_error(GAS_ERR_PEER, "connect", "rank %d is gone: " EXITED_WHAT, rank);
         if (bad_version)
             return gas_rt_error(GAS_ERR_PEER, "connect",
                                 "rank %d runs a libgas with address format %d (this one: %d); rebuild both alike",
@@ -303,8 +305,7 @@ void gas_tl_mark_exited(int rank)
         return;
     atomic_fetch_add(&nexited, 1);
     gas_udp_lost_set(rank, my_rank);
-    gas_log_warn("transport", "rank %d is gone: its process on this node has ended (without "
-                 "gas_finalize, or killed); waits for it fail", rank);
+    gas_log_warn("transport", "rank %d is gone: " EXITED_WHAT "; waits for it fail", rank);
 }
 
 int gas_tl_first_lost(const int *ranks, int n)
@@ -330,9 +331,7 @@ void gas_tl_lost_what(int rank, char *buf, size_t cap)
                  "GAS_UDP_PEER_TIMEOUT: stopped, or cut off); the other ranks go on without it",
                  rank, by, gas_udp_peer_timeout_s());
     else if (rank != my_rank && peer_exited(rank))
-        snprintf(buf, cap, "rank %d is gone: its process on this node has ended (it exited "
-                 "without calling gas_finalize, or was killed) while this rank waited for it",
-                 rank);
+        snprintf(buf, cap, "rank %d is gone: " EXITED_WHAT " while this rank waited for it", rank);
     else
         snprintf(buf, cap, "rank %d is dead or unreachable (%s%s)", rank,
                  gas_udp_lost_by_report(rank)

@@ -13,7 +13,8 @@
  * remote login shell.  The environment of the rank is on that command line:
  * GASRUN_RANK, GASRUN_NRANKS, GASRUN_LOCAL_RANK, GASRUN_LOCAL_SIZE,
  * GASRUN_JOB_KEY, GASRUN_JOB_ID, GASRUN_TAG_OUTPUT, GASRUN_STDERR_TTY,
- * GASRUN_BOOT_ADDR, every GAS_* variable of gasrun's environment, and GAS_UDP_IFACE for a host with iface= or addr=.
+ * GASRUN_BOOT_ADDR, every GAS_* variable of gasrun's environment, and
+ * GAS_UDP_IFACE for a host with iface= or addr=.
  * See docs/gasrun.md.
  */
 #include "gasrun.h"

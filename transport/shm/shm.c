@@ -53,6 +53,16 @@ static int shm_reachable(const void *addr, size_t len)
     return len == SHM_ADDR_LEN && gas_boot_get_u64(addr) == env.node_id;
 }
 
+/*
+ * The node-mate's process pid no longer exists (it exited, finalized or not,
+ * or was killed).  A pid the kernel gave to another process since reads as
+ * alive: a wait then goes on as before, never fails wrongly.
+ */
+static int pid_gone(pid_t pid)
+{
+    return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 static gas_status_t shm_connect(int rank, const void *addr, size_t len, gas_tl_peer_t **peer_p)
 {
     const unsigned char *a = addr;
@@ -63,12 +73,10 @@ static gas_status_t shm_connect(int rank, const void *addr, size_t len, gas_tl_p
     char *base = env.seg_base;
     if (rank != env.rank) {
         pid_t pid = (pid_t)gas_boot_get_u32(a + 8);
-        if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) { /* before it was ever contacted */
+        if (pid_gone(pid)) { /* before it was ever contacted: gas_tl_peer_slow says so */
             free(p);
             gas_tl_mark_exited(rank);
-            return gas_rt_error(GAS_ERR_PEER, "connect", "rank %d is gone: its process on this "
-                                "node has ended (it exited without calling gas_finalize, or "
-                                "was killed)", rank);
+            return GAS_ERR_PEER;
         }
         gas_status_t st = gas_al_segment_attach(rank, pid, (int)gas_boot_get_u32(a + 12), size,
                                                 &base);
@@ -149,15 +157,10 @@ static gas_status_t shm_quiet(const char *call, gas_tl_report_t *rep)
     return shm_fence();
 }
 
-/*
- * The node-mate's process no longer exists (it exited, finalized or not, or
- * was killed).  A pid the kernel gave to another process since reads as
- * alive: the wait then goes on as before, never fails wrongly.
- */
 static int shm_gone(gas_tl_peer_t *peer)
 {
     struct shm_peer *p = (struct shm_peer *)peer;
-    return p->mapped && p->pid > 0 && kill(p->pid, 0) != 0 && errno == ESRCH;
+    return p->mapped && pid_gone(p->pid);
 }
 
 static void shm_disconnect(gas_tl_peer_t *peer)
