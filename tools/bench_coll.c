@@ -25,6 +25,7 @@
  * noise between equivalent algorithms does not make rules.
  */
 #include "gas-bench.h"
+#include "gas/coll/coll.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -544,6 +545,44 @@ static char *kept_rows(const char *file, int n, const char *nodes, const char *c
         fclose(f);
     fclose(m);
     return out;
+}
+
+/*
+ * Rank 0: is FILE, where it exists, a tuning table gas_init would accept?
+ * --tune keeps its rows for other rank counts, so a bad line there would
+ * make the new table fail gas_init too: say which, before measuring.
+ * Returns 0 when FILE is missing or good.
+ */
+static int tune_file_bad(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    if (f == NULL)
+        return 0; /* written new (check_out_files saw it can be) */
+    char *text = NULL, buf[4096], why[640];
+    size_t len = 0, n;
+    FILE *m = open_memstream(&text, &len);
+    if (m == NULL) {
+        fclose(f);
+        fprintf(stderr, "gas-bench: out of memory\n");
+        return 1;
+    }
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, m);
+    fclose(f);
+    fclose(m);
+    int bad = gas_co_table_check(text, len, why, sizeof why);
+    free(text);
+    if (bad != 0)
+        fprintf(stderr, "gas-bench: --tune: %s, line %d: %s (--tune keeps the rows of FILE for "
+                "other rank counts, so fix or remove that line first)\n", file, bad, why);
+    return bad != 0;
+}
+
+int bench_coll_tune_check(const struct bench *b)
+{
+    int32_t bad = b->rank == 0 ? tune_file_bad(b->opt.tune) : 0;
+    bench_check(gas_broadcast(GAS_TEAM_WORLD, &bad, 1, GAS_INT32, 0), "gas_broadcast");
+    return bad;
 }
 
 int bench_coll_tune(struct bench *b, double *samples)

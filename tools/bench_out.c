@@ -63,7 +63,7 @@ void bench_out_header(struct bench *b)
             b->opt.quick ? " (--quick: NOT a measurement)" : "");
     fprintf(f, "%sratio: latency rows = multiple of the %s round trip; bandwidth rows = %% of %s; "
             "rate rows = %% of local CPU fetch-add\n", pre,
-            b->udp_ref ? "fastest raw UDP" : "cache-line", b->udp_ref ? "the faster raw UDP stream" :
+            b->udp_ref ? "fastest raw UDP" : "cache-line", b->udp_ref ? "the fastest raw UDP stream" :
             "memcpy at that size");
     if (b->opt.csv)
         fprintf(f, "mode,size,median,p10,p90,unit,reference,ratio\n");

@@ -17,8 +17,13 @@
  *  - udp-stream, udp-stream-busy: sendmmsg batches of 64 datagrams of the
  *    udp transport's size (GAS_UDP_MTU or the path MTU, the smaller, less
  *    the 28 bytes of IPv4 and UDP headers), counted where they arrive (drops
- *    do not count); the receiver waits "spin" or "busy".  Bandwidth rows
- *    take the faster as their reference.
+ *    do not count); the receiver waits "spin" or "busy".
+ *  - udp-stream-gso: the same datagrams, but sent as UDP GSO messages (one
+ *    send of up to GSO_SEGS datagrams that the kernel cuts), as the udp
+ *    transport sends runs of datagrams; where the kernel refuses GSO on
+ *    this route (no checksum offload, an old kernel) the row is left out.
+ *    Bandwidth rows take the fastest stream as their reference, so a
+ *    transport that batches with GSO is held to a stream that does too.
  * Both survive loss, because lossy links are measured too: a ping nobody
  * answered within RESEND_S is sent again (the time counts), and a stream
  * batch ends with a numbered request for the server's running byte count,
@@ -49,6 +54,16 @@
 #define END_RESEND_S 20e-3      /* a count request unanswered this long, too */
 #define GIVE_UP_S 5.0
 #define BUSY_S 0.2              /* "busy": poll this long, then sleep (between references) */
+#define GSO_SEGS 64             /* the kernel's UDP_MAX_SEGMENTS */
+#define GSO_BYTES 65000u        /* what one GSO message may carry, as the transport keeps it */
+#define GSO_BATCH 8             /* GSO messages per sendmmsg */
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103         /* linux/udp.h: the GSO segment size of a send */
+#endif
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
 
 enum { MSG_PING = 1, MSG_DATA = 2, MSG_END = 3 };
 enum { WAIT_SLEEP, WAIT_SPIN, WAIT_BUSY };   /* how both ends wait */
@@ -64,6 +79,7 @@ struct bench_udp {
     uint64_t seq;               /* the last ping or count request */
     uint64_t counted;           /* the server's byte count at the last answer */
     size_t dgram;               /* the stream's datagram size */
+    int gso;                    /* the kernel takes UDP GSO sends on this route */
     double poll_s[3];           /* how long to poll before sleeping, per WAIT_* */
     char from_ip[INET_ADDRSTRLEN];
 };
@@ -170,6 +186,56 @@ static size_t stream_dgram(int fd)
     return mtu - HEADERS > MAX_DGRAM ? MAX_DGRAM : mtu - HEADERS;
 }
 
+/* How many datagrams of u->dgram bytes one GSO message carries. */
+static unsigned gso_segs(const struct bench_udp *u)
+{
+    size_t n = GSO_BYTES / u->dgram;
+    return n < 1 ? 1 : n > GSO_SEGS ? GSO_SEGS : (unsigned)n;
+}
+
+/*
+ * Send `count` GSO messages of `segs` datagrams of u->dgram bytes each from
+ * buf (segs * u->dgram bytes), GSO_BATCH to a sendmmsg.  Returns how many
+ * messages the kernel took, or -1 with errno where it refused the first.
+ */
+static int gso_send(struct bench_udp *u, unsigned char *buf, unsigned segs, unsigned count)
+{
+    struct mmsghdr m[GSO_BATCH];
+    struct iovec iov = { buf, (size_t)segs * u->dgram };
+    union {
+        char buf[CMSG_SPACE(sizeof(uint16_t))];
+        struct cmsghdr align;
+    } ctl[GSO_BATCH];
+    uint16_t seg = (uint16_t)u->dgram;
+    count = count < GSO_BATCH ? count : GSO_BATCH;
+    for (unsigned i = 0; i < count; i++) {
+        m[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov, .msg_iovlen = 1,
+                                              .msg_control = ctl[i].buf,
+                                              .msg_controllen = sizeof ctl[i].buf } };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m[i].msg_hdr);
+        c->cmsg_level = SOL_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof seg);
+        memcpy(CMSG_DATA(c), &seg, sizeof seg);
+    }
+    return sendmmsg(u->fd, m, count, 0);
+}
+
+/*
+ * Does the kernel take a GSO send on this route?  Sends one message of two
+ * 16-byte datagrams of no kind, which the server drops (too short to answer,
+ * not data, so not counted).
+ */
+static int gso_works(struct bench_udp *u)
+{
+    unsigned char probe[32] = { 0 };
+    size_t dgram = u->dgram;
+    u->dgram = 16;
+    int r = gso_send(u, probe, 2, 1);
+    u->dgram = dgram;
+    return r == 1;
+}
+
 void bench_udp_start(struct bench *b)
 {
     struct bench_udp *u = calloc(1, sizeof *u);
@@ -206,6 +272,7 @@ void bench_udp_start(struct bench *b)
         bench_die("connect to the UDP reference server: %s", strerror(errno));
     inet_ntop(AF_INET, &mine.sin_addr, u->from_ip, sizeof u->from_ip);
     u->dgram = stream_dgram(u->fd);
+    u->gso = gso_works(u);
     u->poll_s[WAIT_SLEEP] = 0;
     u->poll_s[WAIT_SPIN] = spin_s();
     u->poll_s[WAIT_BUSY] = GIVE_UP_S;
@@ -216,6 +283,11 @@ size_t bench_udp_dgram(const struct bench *b)
     return b->udp ? b->udp->dgram : 0;
 }
 
+int bench_udp_gso(const struct bench *b)
+{
+    return b->udp && b->udp->gso;
+}
+
 void bench_udp_note(const struct bench *b, FILE *f, const char *pre)
 {
     char to[INET_ADDRSTRLEN];
@@ -223,9 +295,13 @@ void bench_udp_note(const struct bench *b, FILE *f, const char *pre)
     if (u == NULL || u->fd < 0)
         return;
     inet_ntop(AF_INET, &u->to.sin_addr, to, sizeof to);
+    char gso[64] = "the kernel refuses GSO here: no udp-stream-gso";
+    if (u->gso)
+        snprintf(gso, sizeof gso, "GSO messages of %u", gso_segs(u));
     fprintf(f, "%s  (rank 0 at %s -> an echo process beside rank %d at %s:%u; stream datagrams "
-            "of %zu B; \"spin\" polls %.0f us (GAS_WAIT_SPIN) before it sleeps)\n", pre, u->from_ip,
-            b->target, to, ntohs(u->to.sin_port), u->dgram, u->poll_s[WAIT_SPIN] * 1e6);
+            "of %zu B, %s; \"spin\" polls %.0f us (GAS_WAIT_SPIN) before it sleeps)\n", pre,
+            u->from_ip, b->target, to, ntohs(u->to.sin_port), u->dgram, gso,
+            u->poll_s[WAIT_SPIN] * 1e6);
 }
 
 void bench_udp_stop(struct bench *b)
@@ -304,6 +380,24 @@ static uint64_t pingpong_busy(struct bench *b, size_t size, uint64_t iters)
     return pingpong(b, iters, WAIT_BUSY);
 }
 
+/*
+ * End a stream batch: ask the server for its running byte count (resent
+ * until answered) and leave what arrived since the last batch in
+ * b->counted_bytes.
+ */
+static uint64_t end_count(struct bench *b, int wait)
+{
+    struct bench_udp *u = b->udp;
+    unsigned char end[24] = { MSG_END, (unsigned char)wait }, in[64];
+    uint64_t seq = ++u->seq, total;
+    memcpy(end + 8, &seq, sizeof seq);
+    ask(u, end, sizeof end, END_RESEND_S, in, sizeof in);
+    memcpy(&total, in + 16, sizeof total);
+    b->counted_bytes = total - u->counted;
+    u->counted = total;
+    return 0;
+}
+
 /* iters datagrams of size bytes; bytes counted by the server (b->counted_bytes). */
 static uint64_t stream(struct bench *b, size_t size, uint64_t iters, int wait)
 {
@@ -322,14 +416,39 @@ static uint64_t stream(struct bench *b, size_t size, uint64_t iters, int wait)
             bench_die("sendmmsg: %s", strerror(errno));
         left -= r > 0 ? (uint64_t)r : 0;
     }
-    unsigned char end[24] = { MSG_END, (unsigned char)wait }, in[64];
-    uint64_t seq = ++u->seq, total;
-    memcpy(end + 8, &seq, sizeof seq);
-    ask(u, end, sizeof end, END_RESEND_S, in, sizeof in);
-    memcpy(&total, in + 16, sizeof total);
-    b->counted_bytes = total - u->counted;
-    u->counted = total;
-    return 0;
+    return end_count(b, wait);
+}
+
+/*
+ * iters datagrams of size bytes as GSO messages (the last may carry fewer);
+ * every datagram starts with the data header, so the server counts each as
+ * it arrives.  Bytes counted by the server (b->counted_bytes).
+ */
+static uint64_t stream_gso(struct bench *b, size_t size, uint64_t iters)
+{
+    static unsigned char buf[GSO_BYTES > MAX_DGRAM ? GSO_BYTES : MAX_DGRAM];
+    struct bench_udp *u = b->udp;
+    unsigned segs = gso_segs(u);
+    (void)size; /* u->dgram, as run_references set it */
+    for (unsigned i = 0; i < segs; i++) {
+        buf[i * u->dgram] = MSG_DATA;
+        buf[i * u->dgram + 1] = WAIT_SPIN;
+    }
+    uint64_t left = iters;
+    for (uint64_t whole = iters / segs; whole > 0;) {
+        int r = gso_send(u, buf, segs, whole < GSO_BATCH ? (unsigned)whole : GSO_BATCH);
+        if (r < 0 && errno != EAGAIN && errno != ENOBUFS && errno != EINTR)
+            bench_die("sendmmsg with UDP_SEGMENT: %s", strerror(errno));
+        whole -= r > 0 ? (uint64_t)r : 0;
+        left -= r > 0 ? (uint64_t)r * segs : 0;
+    }
+    while (left > 0) {   /* the rest, fewer than segs */
+        int r = gso_send(u, buf, (unsigned)left, 1);
+        if (r < 0 && errno != EAGAIN && errno != ENOBUFS && errno != EINTR)
+            bench_die("sendmmsg with UDP_SEGMENT: %s", strerror(errno));
+        left = r > 0 ? 0 : left;
+    }
+    return end_count(b, WAIT_SPIN);
 }
 
 static uint64_t stream_spin(struct bench *b, size_t size, uint64_t iters)
@@ -344,7 +463,7 @@ static uint64_t stream_busy(struct bench *b, size_t size, uint64_t iters)
 
 /*
  * The latency rows' reference is the fastest udp-pingpong-* row, the
- * bandwidth rows' the faster udp-stream* row (gas-bench.c).
+ * bandwidth rows' the fastest udp-stream* row (gas-bench.c).
  */
 const struct mode bench_udp_modes[] = {
     { .name = "udp-pingpong-sleep", .group = "ref-udp", .kind = KIND_LAT, .fixed_size = PING_SIZE,
@@ -364,5 +483,10 @@ const struct mode bench_udp_modes[] = {
     { .name = "udp-stream-busy", .group = "ref-udp", .kind = KIND_BW, .fixed_size = 1472,
       .reference = 1, .counted = 1, .batch = stream_busy,
       .doc = "reference: the same, the receiver busy-polling" },
+    { .name = "udp-stream-gso", .group = "ref-udp", .kind = KIND_BW, .fixed_size = 1472,
+      .reference = 1, .counted = 1, .batch = stream_gso,
+      .doc = "reference: the same datagrams sent as UDP GSO messages of up to 64 (as the "
+             "transport sends runs), the receiver polling GAS_WAIT_SPIN; left out where the "
+             "kernel refuses GSO" },
 };
 const size_t bench_nudp_modes = sizeof bench_udp_modes / sizeof bench_udp_modes[0];

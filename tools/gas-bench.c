@@ -263,6 +263,8 @@ static int ref_wanted(const struct bench *b, const struct mode *ref, size_t *lo_
         return 0;
     if (strcmp(ref->name, "memcpy") == 0 && b->udp_ref)
         return 0; /* bandwidth rows are compared with the raw UDP stream */
+    if (strcmp(ref->name, "udp-stream-gso") == 0 && b->udp != NULL && !bench_udp_gso(b))
+        return 0; /* the kernel refuses GSO on this route (rank 0 knows, after bench_udp_start) */
     for (size_t i = 0; i < NMODES; i++) {
         const struct mode *m = &modes[i];
         if (m->reference || !selected(b, m) || m->kind != ref->kind)
@@ -445,7 +447,7 @@ static void usage(FILE *f)
             "  --no-progress    never\n"
             "  --udp-ref        measure the raw UDP references between the ranks' udp\n"
             "                   addresses (default with GAS_TRANSPORT=udp): latency rows\n"
-            "                   against the fastest ping-pong, bandwidth rows the faster stream\n"
+            "                   against the fastest ping-pong, bandwidth rows the fastest stream\n"
             "  --coll LIST      collectives of the coll-lat/coll-bw modes (default: all),\n"
             "                   e.g. allreduce,broadcast\n"
             "  --tune FILE      measure every collective algorithm at sizes 8 B .. 1 MiB\n"
@@ -600,7 +602,7 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
 
 /*
  * Rank 0 opens every file an option will write at the end (--json=FILE,
- * --plot, --md), creating it if needed, so that a path it cannot write
+ * --plot, --md, --tune), creating it if needed, so that a path it cannot write
  * fails the run before the sweep rather than after it; the verdict is
  * broadcast (collective).  Returns 0 when all can be written.
  */
@@ -608,9 +610,9 @@ static int check_out_files(const struct bench *b)
 {
     int32_t bad = 0;
     if (b->rank == 0) {
-        const char *opt[3] = {"--json", "--plot", "--md"};
-        const char *file[3] = {b->opt.json, b->opt.plot, b->opt.md};
-        for (int i = 0; i < 3; i++) {
+        const char *opt[4] = {"--json", "--plot", "--md", "--tune"};
+        const char *file[4] = {b->opt.json, b->opt.plot, b->opt.md, b->opt.tune};
+        for (int i = 0; i < 4; i++) {
             if (file[i] == NULL || strcmp(file[i], "-") == 0)
                 continue;
             FILE *f = fopen(file[i], "a");
@@ -659,7 +661,7 @@ int main(int argc, char **argv)
         bench_check(gas_finalize(), "gas_finalize");
         return rc < 0 ? 2 : 0;
     }
-    if (check_out_files(&b) != 0) {
+    if (check_out_files(&b) != 0 || (b.opt.tune && bench_coll_tune_check(&b) != 0)) {
         bench_check(gas_finalize(), "gas_finalize");
         return 2;
     }

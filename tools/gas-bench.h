@@ -183,6 +183,7 @@ void bench_udp_start(struct bench *b);
 void bench_udp_stop(struct bench *b);
 /* The stream's datagram size (rank 0, after bench_udp_start). */
 size_t bench_udp_dgram(const struct bench *b);
+int bench_udp_gso(const struct bench *b);     /* rank 0: the kernel takes UDP GSO sends */
 /* A note line on the path the references took (rank 0). */
 void bench_udp_note(const struct bench *b, FILE *f, const char *pre);
 
@@ -238,6 +239,9 @@ void bench_coll_record(struct bench *b, const struct mode *m, size_t size, doubl
 void bench_coll_summary(struct bench *b);
 /* --tune FILE: measure every algorithm at a ladder of sizes, write the table. */
 int bench_coll_tune(struct bench *b, double *samples);
+/* Before the sweep: 1 when --tune's FILE exists and is no good tuning table
+ * (rank 0 says which line and why).  Collective. */
+int bench_coll_tune_check(const struct bench *b);
 /* The sizes --tune and --compare measure (x8 steps, 8 B .. 1 MiB). */
 extern const size_t bench_coll_ladder[];
 extern const size_t bench_coll_nladder;

@@ -84,7 +84,7 @@ udp_summary() { # NAME
          END { if (lo != "") printf "%.1f..%.1f%%", lo, hi }' "$f")
     note ""
     note "Summary: put-lat 8 B ${lat:-?} us = ${r:-?} the fastest raw round trip (${ref:-?} us);"
-    note "put-bw 64 KiB and up: ${bw:-?} of the faster raw stream (${bref:-?} MB/s)."
+    note "put-bw 64 KiB and up: ${bw:-?} of the fastest raw stream (${bref:-?} MB/s)."
 }
 
 have_udp() { "$BUILD/bin/gas-info" 2>/dev/null | grep -q "^transports compiled in:.*\budp\b"; }
@@ -133,7 +133,9 @@ sec_udp() {
     note "bound to (tools/bench_udp.c): a raw UDP ping-pong of 64 B with both ends sleeping in the"
     note "kernel, polling GAS_WAIT_SPIN first, or busy-polling; the fastest of the three is the"
     note "latency rows' reference.  A raw sendmmsg stream of the transport's datagram size, the"
-    note "receiver polling GAS_WAIT_SPIN or busy-polling; the faster is the bandwidth rows' reference."
+    note "receiver polling GAS_WAIT_SPIN or busy-polling, and the same datagrams sent as UDP GSO"
+    note "messages (as the transport sends runs of them; left out where the kernel refuses GSO);"
+    note "the fastest is the bandwidth rows' reference."
     note "Both are measured again at the end (\"Raw UDP at the end of the run\")."
     note "Targets: put-lat 8 B within 1.5x of the raw round trip; put-bw >= 70% of the raw stream."
     for p in thread poll; do

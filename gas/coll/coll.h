@@ -491,6 +491,12 @@ gas_co_build_fn gas_co_builder(gas_coll_t c, int alg);
 int gas_co_select(gas_coll_t c, size_t bytes, int n, int nnodes, int hier);
 gas_status_t gas_co_select_init(void);
 void gas_co_select_fini(void);
+/*
+ * Check a tuning table's text (docs/collectives.md) without installing it:
+ * 0 when every line is good, else the number of the first bad line, with why
+ * (cap bytes) saying what is wrong.  For tools (gas-bench --tune).
+ */
+int gas_co_table_check(const char *text, size_t len, char *why, size_t cap);
 
 /* Sub-group builders used by the hierarchical algorithms: select and build. */
 gas_status_t gas_co_build_sub(struct gas_co_sched *s, gas_coll_t c, const struct gas_co_grp *g,

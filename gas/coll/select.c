@@ -348,6 +348,73 @@ static const char *split_line(const char *p, size_t len, char w[][FIELD_MAX + 1]
     return NULL;
 }
 
+/*
+ * One line of a table (len bytes at p, no newline): 0 with *n_p = 0 for a
+ * blank or comment line, 0 with *r filled for a good row, -1 with why
+ * otherwise.
+ */
+static int table_line(const char *p, size_t len, struct rule *r, int *n_p, char *why, size_t cap)
+{
+    char w[FIELDS][FIELD_MAX + 1];
+    *r = (struct rule){0};
+    *n_p = 0;
+    if (memchr(p, '\0', len)) {
+        snprintf(why, cap, "a NUL byte (not a text file?)");
+        return -1;
+    }
+    if (split_line(p, len, w, n_p, why, cap) != NULL ||
+        (*n_p > 0 && parse_row(w, *n_p, r, why, cap) != NULL))
+        return -1;
+    if (*n_p > 0)
+        r->nodes = w[2][0] == '*' ? 0 : w[2][0] == '1' ? 1 : 2;
+    return 0;
+}
+
+/*
+ * Walk a table of tlen bytes: each good row goes to add(r, arg) when add is
+ * given.  Returns 0, or the number of the first bad line (why says what is
+ * wrong with it), or -1 when add failed.
+ */
+static int walk_table(const char *text, size_t tlen, int (*add)(const struct rule *, void *),
+                      void *arg, char *why, size_t cap)
+{
+    int line = 0;
+    for (const char *p = text, *end = text + tlen; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        struct rule r;
+        int n;
+        line++;
+        if (table_line(p, len, &r, &n, why, cap) != 0)
+            return line;
+        p += len + (nl != NULL);
+        if (n > 0 && add && add(&r, arg) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int gas_co_table_check(const char *text, size_t len, char *why, size_t cap)
+{
+    return walk_table(text, len, NULL, NULL, why, cap);
+}
+
+/* Append r to the rules in force (walk_table's add). */
+static int add_rule(const struct rule *r, void *arg)
+{
+    size_t *cap = arg;
+    if (nrules == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 32;
+        struct rule *nr = realloc(rules, ncap * sizeof *nr);
+        if (nr == NULL)
+            return -1;
+        rules = nr;
+        *cap = ncap;
+    }
+    rules[nrules++] = *r;
+    return 0;
+}
+
 /* Parse a table of tlen bytes; raises naming `where` and the line on a bad row. */
 static gas_status_t parse_table(const char *text, size_t tlen, const char *where)
 {
@@ -357,35 +424,13 @@ static gas_status_t parse_table(const char *text, size_t tlen, const char *where
     rules = NULL;
     nrules = 0;
     size_t cap = 0;
-    int line = 0;
-    for (const char *p = text, *end = text + tlen; p < end;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        char w[FIELDS][FIELD_MAX + 1], why[640];
-        int n = 0;
-        line++;
-        struct rule r = {0};
-        if (memchr(p, '\0', len))
-            snprintf(why, sizeof why, "a NUL byte (not a text file?)");
-        else if (split_line(p, len, w, &n, why, sizeof why) == NULL &&
-                 (n == 0 || parse_row(w, n, &r, why, sizeof why) == NULL))
-            why[0] = '\0';
-        p += len + (nl != NULL);
-        if (why[0])
-            return gas_rt_error(GAS_ERR_INVALID, "gas_init", "tuning table %s, line %d: %s",
-                                where, line, why);
-        if (n == 0)
-            continue;
-        r.nodes = w[2][0] == '*' ? 0 : w[2][0] == '1' ? 1 : 2;
-        if (nrules == cap) {
-            cap = cap ? 2 * cap : 32;
-            struct rule *nr = realloc(rules, cap * sizeof *nr);
-            if (nr == NULL)
-                return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the tuning table");
-            rules = nr;
-        }
-        rules[nrules++] = r;
-    }
+    char why[640];
+    int bad = walk_table(text, tlen, add_rule, &cap, why, sizeof why);
+    if (bad > 0)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "tuning table %s, line %d: %s",
+                            where, bad, why);
+    if (bad < 0)
+        return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the tuning table");
     return GAS_OK;
 }
 

@@ -31,3 +31,17 @@ for round in 1 2; do
     done
     echo "ok: round $round kept the other $(wc -l <"$T/kept") lines"
 done
+
+# A FILE that gas_init would refuse (its rows would be kept and the result
+# refused too) is named with its bad line before anything is measured, and
+# left as it was.
+printf 'allreduce 4 1 0 ring\nallreduce 2 1 0 no_such_algorithm\n' >"$T/bad.conf"
+cp "$T/bad.conf" "$T/bad.orig"
+rc=0
+timeout 60 "$BUILD/bin/gasrun" -n 2 --no-tag-output "$BUILD/bin/gas-bench" --tune "$T/bad.conf" \
+    --coll allreduce --quick --reps 1 --batch-ms 0.2 >"$T/out" 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "a broken --tune FILE: exit $rc, want 2: $(tail -3 "$T/out")"
+grep -q "bad.conf, line 2: .*no_such_algorithm" "$T/out" || fail "no message naming line 2: $(cat "$T/out")"
+grep -q "allreduce .* B " "$T/out" && fail "measured despite the broken FILE: $(head -5 "$T/out")"
+cmp -s "$T/bad.conf" "$T/bad.orig" || fail "the broken FILE was changed"
+echo "ok: a broken FILE is refused before the sweep ($(grep -o 'line 2: .*' "$T/out" | head -c 100))"
