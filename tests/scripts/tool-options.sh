@@ -27,3 +27,9 @@ for v in 0 abc 65 -1 2x; do
     expect 2 "--threads '$v': not a whole number in 1 .. 64" "$BUILD/bin/gas-bench-mem" --threads "$v"
 done
 expect 2 "a value is missing after the option '--threads'" "$BUILD/bin/gas-bench-mem" --threads
+
+# gas-bench-scale's per-peer record column names the path it measured.
+expect 0 '| shm ' "$BUILD/bin/gasrun" -n 2 --no-tag-output "$BUILD/bin/gas-bench-scale"
+grep -Eq '\| shm [0-9]+ \|$' "$T/out" || fail "gas-bench-scale over shm: no shm record size: $(cat "$T/out")"
+GAS_TRANSPORT=udp expect 0 '| udp ' "$BUILD/bin/gasrun" -n 2 --no-tag-output "$BUILD/bin/gas-bench-scale"
+grep -Eq '\| udp [0-9]+ \|$' "$T/out" || fail "gas-bench-scale under udp: no udp record size: $(cat "$T/out")"
