@@ -557,7 +557,7 @@ static int tune_file_bad(const char *file)
 {
     FILE *f = fopen(file, "r");
     if (f == NULL)
-        return 0; /* written new (check_out_files saw it can be) */
+        return 0; /* unreadable: kept_rows keeps nothing from it either */
     char *text = NULL, buf[4096], why[640];
     size_t len = 0, n;
     FILE *m = open_memstream(&text, &len);
