@@ -19,7 +19,7 @@
  *    the 28 bytes of IPv4 and UDP headers), counted where they arrive (drops
  *    do not count); the receiver waits "spin" or "busy".
  *  - udp-stream-gso: the same datagrams, but sent as UDP GSO messages (one
- *    send of up to GSO_SEGS datagrams that the kernel cuts), as the udp
+ *    send of up to GAS_UDP_GSO_SEGS datagrams that the kernel cuts), as the udp
  *    transport sends runs of datagrams; where the kernel refuses GSO on
  *    this route (no checksum offload, an old kernel) the row is left out.
  *    Bandwidth rows take the fastest stream as their reference, so a
@@ -32,6 +32,7 @@
  */
 #include "gas-bench.h"
 #include "runtime/config.h"
+#include "transport/udp/gso.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -54,16 +55,7 @@
 #define END_RESEND_S 20e-3      /* a count request unanswered this long, too */
 #define GIVE_UP_S 5.0
 #define BUSY_S 0.2              /* "busy": poll this long, then sleep (between references) */
-#define GSO_SEGS 64             /* the kernel's UDP_MAX_SEGMENTS */
-#define GSO_BYTES 65000u        /* what one GSO message may carry, as the transport keeps it */
 #define GSO_BATCH 8             /* GSO messages per sendmmsg */
-
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103         /* linux/udp.h: the GSO segment size of a send */
-#endif
-#ifndef SOL_UDP
-#define SOL_UDP 17
-#endif
 
 enum { MSG_PING = 1, MSG_DATA = 2, MSG_END = 3 };
 enum { WAIT_SLEEP, WAIT_SPIN, WAIT_BUSY };   /* how both ends wait */
@@ -186,39 +178,31 @@ static size_t stream_dgram(int fd)
     return mtu - HEADERS > MAX_DGRAM ? MAX_DGRAM : mtu - HEADERS;
 }
 
-/* How many datagrams of u->dgram bytes one GSO message carries. */
+/* How many datagrams of u->dgram bytes one GSO message carries (as the transport caps it). */
 static unsigned gso_segs(const struct bench_udp *u)
 {
-    size_t n = GSO_BYTES / u->dgram;
-    return n < 1 ? 1 : n > GSO_SEGS ? GSO_SEGS : (unsigned)n;
+    size_t n = GAS_UDP_GSO_BYTES / u->dgram;
+    return n < 1 ? 1 : n > GAS_UDP_GSO_SEGS ? GAS_UDP_GSO_SEGS : (unsigned)n;
 }
 
 /*
- * Send `count` GSO messages of `segs` datagrams of u->dgram bytes each from
- * buf (segs * u->dgram bytes), GSO_BATCH to a sendmmsg.  Returns how many
- * messages the kernel took, or -1 with errno where it refused the first.
+ * Send min(count, GSO_BATCH) GSO messages in one sendmmsg, each of the len
+ * bytes at buf, which the kernel cuts into datagrams of seg bytes.  Returns
+ * how many messages the kernel took, or -1 with errno where it refused the
+ * first.
  */
-static int gso_send(struct bench_udp *u, unsigned char *buf, unsigned segs, unsigned count)
+static int gso_send(const struct bench_udp *u, unsigned char *buf, size_t len, uint16_t seg,
+                    uint64_t count)
 {
     struct mmsghdr m[GSO_BATCH];
-    struct iovec iov = { buf, (size_t)segs * u->dgram };
-    union {
-        char buf[CMSG_SPACE(sizeof(uint16_t))];
-        struct cmsghdr align;
-    } ctl[GSO_BATCH];
-    uint16_t seg = (uint16_t)u->dgram;
-    count = count < GSO_BATCH ? count : GSO_BATCH;
-    for (unsigned i = 0; i < count; i++) {
-        m[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov, .msg_iovlen = 1,
-                                              .msg_control = ctl[i].buf,
-                                              .msg_controllen = sizeof ctl[i].buf } };
-        struct cmsghdr *c = CMSG_FIRSTHDR(&m[i].msg_hdr);
-        c->cmsg_level = SOL_UDP;
-        c->cmsg_type = UDP_SEGMENT;
-        c->cmsg_len = CMSG_LEN(sizeof seg);
-        memcpy(CMSG_DATA(c), &seg, sizeof seg);
+    struct iovec iov = { buf, len };
+    union gas_udp_gso_ctl ctl[GSO_BATCH];
+    unsigned n = count < GSO_BATCH ? (unsigned)count : GSO_BATCH;
+    for (unsigned i = 0; i < n; i++) {
+        m[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov, .msg_iovlen = 1 } };
+        gas_udp_gso_set(&m[i].msg_hdr, &ctl[i], seg);
     }
-    return sendmmsg(u->fd, m, count, 0);
+    return sendmmsg(u->fd, m, n, 0);
 }
 
 /*
@@ -226,14 +210,10 @@ static int gso_send(struct bench_udp *u, unsigned char *buf, unsigned segs, unsi
  * 16-byte datagrams of no kind, which the server drops (too short to answer,
  * not data, so not counted).
  */
-static int gso_works(struct bench_udp *u)
+static int gso_works(const struct bench_udp *u)
 {
     unsigned char probe[32] = { 0 };
-    size_t dgram = u->dgram;
-    u->dgram = 16;
-    int r = gso_send(u, probe, 2, 1);
-    u->dgram = dgram;
-    return r == 1;
+    return gso_send(u, probe, sizeof probe, 16, 1) == 1;
 }
 
 void bench_udp_start(struct bench *b)
@@ -426,7 +406,7 @@ static uint64_t stream(struct bench *b, size_t size, uint64_t iters, int wait)
  */
 static uint64_t stream_gso(struct bench *b, size_t size, uint64_t iters)
 {
-    static unsigned char buf[GSO_BYTES > MAX_DGRAM ? GSO_BYTES : MAX_DGRAM];
+    static unsigned char buf[GAS_UDP_GSO_BYTES > MAX_DGRAM ? GAS_UDP_GSO_BYTES : MAX_DGRAM];
     struct bench_udp *u = b->udp;
     unsigned segs = gso_segs(u);
     (void)size; /* u->dgram, as run_references set it */
@@ -434,19 +414,13 @@ static uint64_t stream_gso(struct bench *b, size_t size, uint64_t iters)
         buf[i * u->dgram] = MSG_DATA;
         buf[i * u->dgram + 1] = WAIT_SPIN;
     }
-    uint64_t left = iters;
-    for (uint64_t whole = iters / segs; whole > 0;) {
-        int r = gso_send(u, buf, segs, whole < GSO_BATCH ? (unsigned)whole : GSO_BATCH);
+    for (uint64_t left = iters; left > 0;) {
+        /* whole messages of segs datagrams, then one of the rest */
+        uint64_t k = left < segs ? left : segs;
+        int r = gso_send(u, buf, k * u->dgram, (uint16_t)u->dgram, left / k);
         if (r < 0 && errno != EAGAIN && errno != ENOBUFS && errno != EINTR)
             bench_die("sendmmsg with UDP_SEGMENT: %s", strerror(errno));
-        whole -= r > 0 ? (uint64_t)r : 0;
-        left -= r > 0 ? (uint64_t)r * segs : 0;
-    }
-    while (left > 0) {   /* the rest, fewer than segs */
-        int r = gso_send(u, buf, (unsigned)left, 1);
-        if (r < 0 && errno != EAGAIN && errno != ENOBUFS && errno != EINTR)
-            bench_die("sendmmsg with UDP_SEGMENT: %s", strerror(errno));
-        left = r > 0 ? 0 : left;
+        left -= r > 0 ? (uint64_t)r * k : 0;
     }
     return end_count(b, WAIT_SPIN);
 }

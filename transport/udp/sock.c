@@ -4,6 +4,7 @@
  * queue of held-back datagrams.
  */
 #include "transport/udp/udp.h"
+#include "transport/udp/gso.h"
 #include "runtime/clock.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
@@ -22,11 +23,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103 /* linux/udp.h: the GSO segment size of a send */
-#endif
-#define GSO_MAX_SEGS 64       /* the kernel's UDP_MAX_SEGMENTS */
-#define GSO_MAX_BYTES 65000u  /* a GSO message is one UDP datagram to the stack until cut */
 
 void gas_udp_addr_str(const struct sockaddr_in *a, char *buf, size_t cap)
 {
@@ -302,16 +298,13 @@ static unsigned send_gso(const struct sockaddr_in *to, unsigned char *const *buf
 {
     struct mmsghdr m[GAS_UDP_BATCH];
     struct iovec iov[GAS_UDP_BATCH];
-    union {
-        char buf[CMSG_SPACE(sizeof(uint16_t))];
-        struct cmsghdr align;
-    } ctl[GAS_UDP_BATCH];
+    union gas_udp_gso_ctl ctl[GAS_UDP_BATCH];
     unsigned first[GAS_UDP_BATCH + 1], k = 0;
     *refused = 0;
     for (unsigned i = 0; i < n;) {
         uint32_t seg = lens[i], bytes = 0;
         unsigned j = i;
-        while (j < n && j - i < GSO_MAX_SEGS && lens[j] <= seg && bytes + lens[j] <= GSO_MAX_BYTES) {
+        while (j < n && j - i < GAS_UDP_GSO_SEGS && lens[j] <= seg && bytes + lens[j] <= GAS_UDP_GSO_BYTES) {
             iov[j] = (struct iovec){.iov_base = bufs[j], .iov_len = lens[j]};
             bytes += lens[j++];
             if (lens[j - 1] < seg)
@@ -320,16 +313,8 @@ static unsigned send_gso(const struct sockaddr_in *to, unsigned char *const *buf
         m[k].msg_hdr = (struct msghdr){.msg_name = (void *)to, .msg_namelen = sizeof *to,
                                        .msg_iov = &iov[i], .msg_iovlen = j - i};
         m[k].msg_len = 0;
-        if (j - i > 1) {
-            m[k].msg_hdr.msg_control = ctl[k].buf;
-            m[k].msg_hdr.msg_controllen = sizeof ctl[k].buf;
-            struct cmsghdr *c = CMSG_FIRSTHDR(&m[k].msg_hdr);
-            c->cmsg_level = SOL_UDP;
-            c->cmsg_type = UDP_SEGMENT;
-            c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-            uint16_t s16 = (uint16_t)seg;
-            memcpy(CMSG_DATA(c), &s16, sizeof s16);
-        }
+        if (j - i > 1)
+            gas_udp_gso_set(&m[k].msg_hdr, &ctl[k], (uint16_t)seg);
         first[k++] = i;
         i = j;
     }
