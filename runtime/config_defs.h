@@ -93,14 +93,14 @@ GAS_CONFIG_ROW(UDP_IFACE, STRING, "", NULL,
                "Network interface whose IPv4 address the udp transport binds, by name (eth0) or by one of its IPv4 addresses (10.0.0.5; gasrun passes a host file's addr= so); an address no local interface has fails gas_init (default: the first UP non-loopback interface with one, else 127.0.0.1).")
 GAS_CONFIG_ROW(UDP_PORT, UINT, "0", NULL,
                "Base udp port: a rank binds base + its rank on the node (0: an ephemeral port).")
-GAS_CONFIG_ROW(UDP_MTU, SIZE, "1500", NULL,
-               "Path MTU the udp transport fits its datagrams to (IP and UDP headers included; never fragmented). A rank whose interface has a smaller MTU uses that, and says so with its address: datagrams to it are no larger; an interface MTU below 364 fails gas_init naming the interface. Set it no higher than the smallest MTU on the paths between hosts (routers in between are not seen).")
+GAS_CONFIG_ROW(UDP_MTU, SIZE, "auto", "auto",
+               "Path MTU the udp transport fits its datagrams to (IP and UDP headers included; never fragmented). auto (or 0): 1500 to ranks on other hosts, and to ranks on this host and in this network namespace, whose datagrams only cross the loopback device, that device's MTU (65536 by default: datagrams of up to 65507 bytes). A number applies to every peer. A rank whose interface (or, for ranks on its host, loopback device) has a smaller MTU uses that, and says so with its address: datagrams to it are no larger; an interface MTU below 364 fails gas_init naming the interface. Set it no higher than the smallest MTU on the paths between hosts (routers in between are not seen).")
 GAS_CONFIG_ROW(UDP_SOCKBUF, SIZE, "4m", NULL,
                "Kernel send and receive buffer of the udp socket.")
 GAS_CONFIG_ROW(UDP_WINDOW, UINT, "1024", NULL,
                "Most datagrams in flight to one peer, and how far ahead of the next expected one a receiver keeps datagrams. All ranks of a job must agree.")
 GAS_CONFIG_ROW(UDP_INFLIGHT_NEAR, SIZE, "256k", NULL,
-               "Most bytes in flight to one peer of the near link class (same node or same IPv4 subnet); the ceiling of its congestion window.")
+               "Most bytes in flight to one peer of the near link class (same node or same IPv4 subnet); the ceiling of its congestion window. To a rank on this host and network namespace it is at least 32 of its datagrams (2 MiB with GAS_UDP_MTU=auto).")
 GAS_CONFIG_ROW(UDP_INFLIGHT_FAR, SIZE, "1m", NULL,
                "Most bytes in flight to one peer of the far link class (another subnet); the ceiling of its congestion window.")
 GAS_CONFIG_ROW(UDP_INFLIGHT_TOTAL, SIZE, "8m", NULL,

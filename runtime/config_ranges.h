@@ -13,7 +13,7 @@
 GAS_CONFIG_RANGE(SEGMENT_SIZE, GAS_RT_SEGMENT_MIN_BYTES, UINT64_MAX, 1,
                  "the least in which gas_init and a first gas_alloc fit; raise it, or set it "
                  "to auto (or 0)")
-GAS_CONFIG_RANGE(UDP_MTU, GAS_RT_UDP_MTU_MIN, 65535, 0,
+GAS_CONFIG_RANGE(UDP_MTU, GAS_RT_UDP_MTU_MIN, 65535, 1,
                  "the least in which the IPv4, UDP and datagram headers, a put-with-signal "
                  "record and its smallest piece fit, docs/udp-wire.md")
 GAS_CONFIG_RANGE(UDP_WINDOW, 16, 1u << 20, 0, NULL)

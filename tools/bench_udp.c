@@ -57,6 +57,9 @@
 #define BUSY_S 0.2              /* "busy": poll this long, then sleep (between references) */
 #define GSO_BATCH 8             /* GSO messages per sendmmsg */
 
+/* transport/udp/udp.h: the largest datagram the transport sends to rank (0: no udp route) */
+uint32_t gas_udp_peer_dgram(int rank);
+
 enum { MSG_PING = 1, MSG_DATA = 2, MSG_END = 3 };
 enum { WAIT_SLEEP, WAIT_SPIN, WAIT_BUSY };   /* how both ends wait */
 
@@ -166,10 +169,17 @@ static void server_loop(int fd, pid_t parent)
     }
 }
 
-/* min(GAS_UDP_MTU, the path MTU of the connected socket) less the headers. */
-static size_t stream_dgram(int fd)
+/* The transport's own (gas_udp_peer_dgram, where udp is up), and otherwise
+ * GAS_UDP_MTU (auto: 1500) less the headers; no more than the path MTU of
+ * the connected socket allows. */
+static size_t stream_dgram(int fd, int target)
 {
     size_t mtu = (size_t)gas_rt_config_size(GAS_CFG_UDP_MTU);   /* as gas_init loaded it */
+    uint32_t transport = gas_udp_peer_dgram(target);
+    if (transport)
+        mtu = transport + HEADERS;
+    else if (mtu == 0)
+        mtu = 1500;
     int path = 0;
     socklen_t len = sizeof path;
     if (getsockopt(fd, IPPROTO_IP, IP_MTU, &path, &len) == 0 && path > 0 && (size_t)path < mtu)
@@ -251,7 +261,7 @@ void bench_udp_start(struct bench *b)
     if (connect(u->fd, (struct sockaddr *)&u->to, sizeof u->to) < 0)
         bench_die("connect to the UDP reference server: %s", strerror(errno));
     inet_ntop(AF_INET, &mine.sin_addr, u->from_ip, sizeof u->from_ip);
-    u->dgram = stream_dgram(u->fd);
+    u->dgram = stream_dgram(u->fd, b->target);
     u->gso = gso_works(u);
     u->poll_s[WAIT_SLEEP] = 0;
     u->poll_s[WAIT_SPIN] = spin_s();

@@ -601,6 +601,15 @@ static void continuations(void)
     UCHECK(ch->c.bad == bad + 3 && ch->rx.next == peer_seq && memcmp(seg + 40000, data, 8) == 0,
            "a datagram from another address dropped (bad %llu, next %#x)",
            (unsigned long long)(ch->c.bad - bad), ch->rx.next);
+    /* The next datagram from rank 1's address, with a header-only checksum:
+     * rank 1 is on another host (node 2), where only a full sum is taken. */
+    l = build(b, peer_seq, r, 1, data + 8);
+    gas_udp_dgram_hsum_set(b, l, 0);
+    send_raw(b, l);
+    pump();
+    UCHECK(ch->c.bad == bad + 4 && ch->rx.next == peer_seq && memcmp(seg + 40000, data, 8) == 0,
+           "a header-only checksum from another host dropped (bad %llu, next %#x)",
+           (unsigned long long)(ch->c.bad - bad), ch->rx.next);
     take_errs();
 }
 

@@ -322,12 +322,47 @@ static void ratelimit(void)
            "the next line says 999 were held back (%llu)", (unsigned long long)held);
 }
 
+/* GAS_UDP_F_HSUM: the sum covers the header, the length and the receiving
+ * rank; the records are still checked; a payload byte is not covered. */
+static void header_sum(void)
+{
+    unsigned char g[2048], b[2048];
+    const char *why;
+    size_t len = build(g, 1, 2, KEY);
+    memcpy(b, g, len);
+    gas_udp_dgram_hsum_set(b, len, 2);
+    UCHECK(check(b, len, &why) == 0, "a header-only sum: %s", why);
+    UCHECK(gas_udp_hsum32(b, len, 2) != gas_udp_sum32(b, len, 2), "differs from the full sum");
+    for (size_t i = 0; i < GAS_UDP_HDR_LEN * 8; i++) {
+        unsigned char c[2048];
+        memcpy(c, b, len);
+        c[i / 8] ^= (unsigned char)(1u << (i % 8));
+        UCHECK(check(c, len, &why) != 0, "header bit %zu flipped accepted", i);
+    }
+    UCHECK(gas_udp_dgram_check(b, len, KEY, 3, NRANKS, &(struct gas_udp_hdr){0}, &why) != 0,
+           "taken by another rank than the one it was sent to");
+    size_t pos = GAS_UDP_HDR_LEN, cut = 0;
+    struct gas_udp_rec r;
+    while (gas_udp_rec_next(b, len, &pos, &r))
+        if (pos < len)
+            cut = pos;
+    UCHECK(cut > GAS_UDP_HDR_LEN && check(b, cut, &why) != 0,
+           "cut at a record boundary (%zu of %zu bytes) accepted", cut, len);
+    unsigned char c[2048];
+    memcpy(c, b, len);
+    c[len - 1] ^= 0x5a; /* the last record's data */
+    UCHECK(check(c, len, &why) == 0, "a payload byte is not covered: %s", why);
+    gas_udp_dgram_sum_set(b, len, 2);
+    UCHECK(!(b[1] & GAS_UDP_F_HSUM) && check(b, len, &why) == 0, "a full sum again clears HSUM");
+}
+
 int main(void)
 {
     ratelimit();
     roundtrip();
     continuation();
     rejects();
+    header_sum();
     unsigned char z[64] = {0};
     UCHECK(gas_udp_sum32(z, 48, 0) != gas_udp_sum32(z, 56, 0), "the length counts");
     UCHECK(gas_udp_sum32(z, 48, 0) != gas_udp_sum32(z, 48, 1), "the destination counts");

@@ -25,7 +25,11 @@ extern const struct gas_tl_ops gas_udp_ops;
 
 static unsigned char *buf_get(struct gas_udp_chan *ch)
 {
-    return ch->npool ? ch->pool[--ch->npool] : malloc(gas_udp_g.cfg.dgram_max);
+    if (ch->npool)
+        return ch->pool[--ch->npool];
+    if (ch->buf_size == 0)
+        ch->buf_size = ch->dgram_max; /* set_addr never raises dgram_max above it */
+    return malloc(ch->buf_size);
 }
 
 void gas_udp_buf_put(struct gas_udp_chan *ch, unsigned char *b)
@@ -38,6 +42,35 @@ void gas_udp_buf_put(struct gas_udp_chan *ch, unsigned char *b)
 
 /* ---- making channels ---- */
 
+/*
+ * The largest datagram to the peer whose published address is a: the
+ * smaller of ours and what it takes (its GAS_UDP_MTU or interface MTU,
+ * whichever is smaller; 0 from a peer that does not say), or datagrams over
+ * its MTU would be dropped silently.  A peer on this host and network
+ * namespace is reached through the loopback device, and says what it takes
+ * from there separately.  *mine_p: ours.
+ */
+static uint32_t dgram_to(const unsigned char *a, uint32_t *mine_p)
+{
+    const struct gas_udp_state *g = &gas_udp_g;
+    int local = gas_boot_get_u64(a + 16) == g->env.node_id;
+    uint32_t mine = local ? g->cfg.dgram_local : g->cfg.dgram_max;
+    uint32_t theirs = gas_udp_ld16(a + (local ? 24 : 6));
+    *mine_p = mine;
+    return theirs >= GAS_UDP_MIN_DGRAM && theirs < mine ? theirs : mine;
+}
+
+uint32_t gas_udp_peer_dgram(int rank)
+{
+    unsigned char a[GAS_TL_MAX_ADDR];
+    size_t alen = 0;
+    uint32_t mine;
+    if (gas_udp_g.chans == NULL ||
+        gas_tl_peer_addr(rank, GAS_TL_UDP, a, sizeof a, &alen) != GAS_OK || alen != GAS_UDP_ADDR_LEN)
+        return 0;
+    return dgram_to(a, &mine);
+}
+
 static void set_addr(struct gas_udp_chan *ch, const unsigned char *a)
 {
     const struct gas_udp_state *g = &gas_udp_g;
@@ -47,21 +80,25 @@ static void set_addr(struct gas_udp_chan *ch, const unsigned char *a)
     ch->addr.sin_port = htons(gas_udp_ld16(a + 4));
     ch->base.size = gas_boot_get_u64(a + 8);
     uint64_t node = gas_boot_get_u64(a + 16);
-    /* The largest datagram the peer takes (its GAS_UDP_MTU or interface MTU,
-     * whichever is smaller; 0 from a peer that does not say): ours is sent
-     * no larger, or datagrams over its MTU would be dropped silently. */
-    uint32_t theirs = gas_udp_ld16(a + 6);
-    ch->dgram_max = theirs >= GAS_UDP_MIN_DGRAM && theirs < c->dgram_max ? theirs : c->dgram_max;
-    if (ch->dgram_max < c->dgram_max)
+    int local = node == g->env.node_id;
+    uint32_t mine, want = dgram_to(a, &mine);
+    if (want < mine)
         gas_log_info("udp", "rank %d takes datagrams of at most %u bytes (a smaller MTU than this "
                             "rank's %u): datagrams to it are no larger",
-                     ch->rank, ch->dgram_max, c->dgram_max);
+                     ch->rank, want, mine);
+    if (ch->buf_size && want > ch->buf_size)
+        want = ch->buf_size; /* buffers made before the address came are no larger */
+    ch->dgram_max = want;
+    ch->local = local;
     ch->near = node == g->env.node_id ||
                (ch->addr.sin_addr.s_addr & g->self_mask) == (g->self.sin_addr.s_addr & g->self_mask);
     ch->paced = c->pace && node != g->env.node_id; /* loopback has no queue to overrun */
     ch->cwnd_max = ch->near ? c->inflight_near : c->inflight_far;
-    if (ch->cwnd_max < ch->dgram_max)
-        ch->cwnd_max = ch->dgram_max;
+    /* Loopback datagrams of up to 64 KiB: 4 of them in flight left the
+     * stream waiting for acknowledgements half the time. */
+    uint64_t floor = (local ? GAS_UDP_LOCAL_FLIGHT : 1u) * (uint64_t)ch->dgram_max;
+    if (ch->cwnd_max < floor)
+        ch->cwnd_max = floor;
     ch->cwnd_min = 4ull * ch->dgram_max < ch->cwnd_max ? 4ull * ch->dgram_max : ch->cwnd_max;
     ch->cwnd = 32ull * ch->dgram_max < ch->cwnd_max ? 32ull * ch->dgram_max : ch->cwnd_max;
     ch->ssthresh = ch->cwnd_max;
@@ -76,7 +113,8 @@ static struct gas_udp_chan *chan_new(int rank)
     if (ch == NULL)
         return NULL;
     ch->ring_cap = 64;
-    ch->dgram_max = c->dgram_max; /* until set_addr hears the peer's */
+    /* until set_addr hears the peer's */
+    ch->dgram_max = c->dgram_max < c->dgram_local ? c->dgram_max : c->dgram_local;
     ch->ring = calloc(ch->ring_cap, sizeof *ch->ring);
     ch->pool = calloc(POOL_MAX, sizeof *ch->pool);
     if (ch->ring == NULL || ch->pool == NULL ||

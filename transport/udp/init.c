@@ -67,11 +67,16 @@ _Static_assert(GAS_UDP_MIN_MTU == GAS_RT_UDP_MTU_MIN,
 
 static gas_status_t read_config(struct gas_udp_cfg *c, const gas_tl_env_t *env)
 {
-    uint64_t mtu = gas_rt_config_size(GAS_CFG_UDP_MTU); /* 364..65535: config_ranges.h */
-    c->dgram_accept = (uint32_t)mtu - GAS_UDP_IP_UDP_OVERHEAD;
-    if (c->dgram_accept > GAS_UDP_MAX_DGRAM)
-        c->dgram_accept = GAS_UDP_MAX_DGRAM;
-    c->dgram_max = c->dgram_accept;
+    /* 0 (auto) or 364..65535: config_ranges.h.  The interfaces' MTUs lower
+     * both sizes once the socket is bound (gas_udp_init). */
+    uint64_t mtu = gas_rt_config_size(GAS_CFG_UDP_MTU);
+    c->mtu_auto = mtu == 0;
+    c->dgram_max = (uint32_t)(c->mtu_auto ? 1500 : mtu) - GAS_UDP_IP_UDP_OVERHEAD;
+    c->dgram_local = c->mtu_auto ? GAS_UDP_MAX_DGRAM : (uint32_t)mtu - GAS_UDP_IP_UDP_OVERHEAD;
+    if (c->dgram_max > GAS_UDP_MAX_DGRAM)
+        c->dgram_max = GAS_UDP_MAX_DGRAM;
+    if (c->dgram_local > GAS_UDP_MAX_DGRAM)
+        c->dgram_local = GAS_UDP_MAX_DGRAM;
     c->window = (uint32_t)gas_rt_config_size(GAS_CFG_UDP_WINDOW); /* 16..2^20 */
     c->inflight_near = gas_rt_config_size(GAS_CFG_UDP_INFLIGHT_NEAR);
     c->inflight_far = gas_rt_config_size(GAS_CFG_UDP_INFLIGHT_FAR);
@@ -84,8 +89,8 @@ static gas_status_t read_config(struct gas_udp_cfg *c, const gas_tl_env_t *env)
     c->peer_timeout = gas_rt_config_ns(GAS_CFG_UDP_PEER_TIMEOUT);
     c->pace = gas_rt_config_size(GAS_CFG_UDP_PACE) != 0;
     c->pace_burst = gas_rt_config_size(GAS_CFG_UDP_PACE_BURST);
-    if (c->pace_burst < c->dgram_accept)
-        c->pace_burst = c->dgram_accept;
+    if (c->pace_burst < c->dgram_max) /* paced channels go to other hosts */
+        c->pace_burst = c->dgram_max;
     if (c->pace_burst > (1u << 30))
         c->pace_burst = 1u << 30;
     c->pace_headroom_ppm = (uint32_t)gas_rt_config_ppm(GAS_CFG_UDP_PACE_HEADROOM);
@@ -109,6 +114,26 @@ static gas_status_t read_config(struct gas_udp_cfg *c, const gas_tl_env_t *env)
                                  "duplicate %u, reorder %u, corrupt %u per million datagrams",
                           c->drop_ppm, c->dup_ppm, c->reorder_ppm, c->corrupt_ppm);
     return GAS_OK;
+}
+
+/*
+ * Lower the datagram sizes to the MTUs the socket's routes have: iface_mtu,
+ * the bound interface's, for ranks on other hosts, and local_mtu, the
+ * loopback route's, for ranks on this host and network namespace.  The
+ * receive buffers take the larger.
+ */
+static void fit_datagrams(struct gas_udp_cfg *c, uint32_t iface_mtu, uint32_t local_mtu)
+{
+    if (iface_mtu - GAS_UDP_IP_UDP_OVERHEAD < c->dgram_max)
+        c->dgram_max = iface_mtu - GAS_UDP_IP_UDP_OVERHEAD;
+    if (local_mtu < GAS_UDP_MIN_MTU)
+        local_mtu = GAS_UDP_MIN_MTU; /* no use to anyone: a peer's own cap still applies */
+    if (local_mtu - GAS_UDP_IP_UDP_OVERHEAD < c->dgram_local)
+        c->dgram_local = local_mtu - GAS_UDP_IP_UDP_OVERHEAD;
+    c->dgram_accept = c->dgram_max > c->dgram_local ? c->dgram_max : c->dgram_local;
+    gas_log_info("udp", "datagrams of at most %u bytes to ranks on other hosts, %u to ranks on "
+                        "this one (GAS_UDP_MTU%s; interface MTU %u, loopback %u)",
+                 c->dgram_max, c->dgram_local, c->mtu_auto ? "=auto" : "", iface_mtu, local_mtu);
 }
 
 static gas_status_t epoll_add(int ep, int fd)
@@ -186,8 +211,7 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
                            gas_rt_config_size(GAS_CFG_UDP_SOCKBUF), &imtu);
     if (st != GAS_OK)
         goto err_release;
-    if (imtu - GAS_UDP_IP_UDP_OVERHEAD < g->cfg.dgram_max)
-        g->cfg.dgram_max = imtu - GAS_UDP_IP_UDP_OVERHEAD; /* the interface's MTU is smaller */
+    fit_datagrams(&g->cfg, imtu, gas_udp_sock_local_mtu());
     g->chans = calloc((size_t)env->nranks, sizeof *g->chans);
     g->active = calloc((size_t)env->nranks, sizeof *g->active);
     g->lost = calloc((size_t)env->nranks, sizeof *g->lost);

@@ -36,6 +36,8 @@ static gas_status_t udp_addr_pack(void *buf, size_t cap, size_t *len_p)
     gas_udp_st16(p + 6, (uint16_t)g->cfg.dgram_max); /* the largest datagram this rank takes */
     gas_boot_put_u64(p + 8, g->env.seg_size);
     gas_boot_put_u64(p + 16, g->env.node_id);
+    gas_udp_st16(p + 24, (uint16_t)g->cfg.dgram_local); /* ... from a rank on its host */
+    gas_udp_st16(p + 26, 0);
     *len_p = GAS_UDP_ADDR_LEN;
     return GAS_OK;
 }

@@ -526,6 +526,11 @@ int gas_udp_rx_batch(void)
             count_bad(ch, &from[i], "not sent from the address its source rank published");
             continue;
         }
+        if ((h.flags & GAS_UDP_F_HSUM) && !ch->local) {
+            pthread_mutex_unlock(&ch->lock);
+            count_bad(ch, &from[i], "a header-only checksum from a rank on another host");
+            continue;
+        }
         if (h.flags & GAS_UDP_F_DEAD) {
             notice_in(ch, &h);
             pthread_mutex_unlock(&ch->lock);

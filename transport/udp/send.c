@@ -50,7 +50,10 @@ static void send_batch(struct gas_udp_chan *ch, struct batch *b, int last, uint6
         uint8_t flags = (gas_udp_slot_at(ch, b->seqs[i])->ntx ? GAS_UDP_F_RETX : 0) |
                         (last && b->ask && i == b->n - 1 ? GAS_UDP_F_ACKREQ : 0);
         gas_udp_hdr_refresh(b->bufs[i], flags, dsack_field(ch), ch->rx.next);
-        gas_udp_dgram_sum_set(b->bufs[i], b->lens[i], (uint32_t)ch->rank);
+        if (ch->local && !g->cfg.corrupt_ppm) /* injected corruption stands for a wire */
+            gas_udp_dgram_hsum_set(b->bufs[i], b->lens[i], (uint32_t)ch->rank);
+        else
+            gas_udp_dgram_sum_set(b->bufs[i], b->lens[i], (uint32_t)ch->rank);
     }
     unsigned took = gas_udp_sock_send(&ch->addr, b->bufs, b->lens, b->n);
     if (last && took == b->n)

@@ -43,19 +43,23 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define GAS_UDP_ADDR_LEN 24        /* ipv4 4, port u16, reserved 2, segment size u64, node u64 */
+#define GAS_UDP_ADDR_LEN 28        /* ipv4 4, port u16, largest dgram u16, segment size u64, node u64,
+                                      largest dgram from this host u16, reserved u16 */
 #define GAS_UDP_BATCH 64           /* datagrams per sendmmsg/recvmmsg */
 #define GAS_UDP_GET_MAX (64u << 10) /* bytes one GET record may ask for */
 #define GAS_UDP_ACK_EVERY 16       /* acknowledge at once after this many datagrams */
 #define GAS_UDP_DUPTHRESH 3        /* later datagrams acknowledged before one counts as lost */
+#define GAS_UDP_LOCAL_FLIGHT 32    /* datagrams a same-host channel may have in flight, at least */
 #define GAS_UDP_MAX_OPS 65535      /* operations awaiting replies, per peer */
 #define GAS_UDP_NEVER UINT64_MAX
 #define GAS_UDP_LEASE_SHORT 200000u    /* automatic lease where threads have CPUs */
 #define GAS_UDP_LEASE_CROWDED 2000000u /* ... and where they do not (or get preempted) */
 
 struct gas_udp_cfg {
-    uint32_t dgram_max;      /* largest datagram sent (UDP payload) */
-    uint32_t dgram_accept;   /* largest datagram accepted */
+    uint32_t dgram_max;      /* largest datagram to a rank on another host (UDP payload) */
+    uint32_t dgram_local;    /* ... to a rank on this host and network namespace (loopback) */
+    uint32_t dgram_accept;   /* largest datagram accepted: the larger of the two */
+    int mtu_auto;            /* GAS_UDP_MTU=auto: 1500 off the host, the loopback MTU on it */
     uint32_t window;         /* datagrams in flight per peer */
     uint64_t inflight_near, inflight_far, inflight_total, send_queue;
     uint64_t rto_min, rto_max, rto_init, ack_delay, peer_timeout;
@@ -109,6 +113,7 @@ struct gas_udp_chan {
     int rank;
     struct sockaddr_in addr;
     int have_addr, near, paced;
+    int local;                   /* on this host and network namespace: only loopback between */
     atomic_int dead;
 
     /* send stream */
@@ -120,6 +125,7 @@ struct gas_udp_chan {
     unsigned char *open;         /* datagram being filled (records from GAS_UDP_HDR_LEN) */
     uint32_t open_len;
     uint32_t dgram_max;          /* largest datagram to this peer: ours, or its own if smaller */
+    uint32_t buf_size;           /* bytes of each datagram buffer, fixed by the first (0: none yet) */
     uint8_t open_ask;            /* the open datagram holds a request */
     uint8_t tail_ask;            /* the last datagram sent asked for an immediate ack */
     struct gas_udp_cont tx_cont; /* what a CONT appended now would continue */
@@ -272,6 +278,10 @@ extern struct gas_udp_state gas_udp_g;
 /* Choose the address (GAS_UDP_IFACE), create, tune and bind the socket. */
 gas_status_t gas_udp_sock_open(const char *iface, uint32_t port, uint64_t sockbuf,
                                uint32_t *iface_mtu_p);
+/* The MTU of the route to this rank's own address: the loopback device's,
+ * which every datagram to a rank on this host and network namespace crosses
+ * (65535 where it cannot be read). */
+uint32_t gas_udp_sock_local_mtu(void);
 void gas_udp_sock_close(void);
 /*
  * Send n datagrams to `to`, applying the test fault knobs; returns how many
@@ -286,6 +296,11 @@ void gas_udp_addr_str(const struct sockaddr_in *a, char *buf, size_t cap);
 void gas_udp_sock_nudge(uint32_t ip, uint16_t port);
 
 /* ---- chan.c ---- */
+/* The largest datagram this rank sends to `rank` over udp, from what it
+ * published (0 before gas_init, or where it published no udp address).
+ * gas-bench's raw stream reference sends datagrams of this size. */
+uint32_t gas_udp_peer_dgram(int rank);
+
 static inline struct gas_udp_slot *gas_udp_slot_at(struct gas_udp_chan *ch, uint32_t seq)
 {
     return &ch->ring[seq & (ch->ring_cap - 1)];

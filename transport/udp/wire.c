@@ -227,7 +227,8 @@ static inline uint64_t rotl(uint64_t v, unsigned r)
     return v << r | v >> (64 - r);
 }
 
-uint32_t gas_udp_sum32(const unsigned char *p, size_t len, uint32_t dst)
+/* The hash of the first n bytes of p (n >= GAS_UDP_HDR_LEN) with len and dst in its seed. */
+static uint32_t sum_of(const unsigned char *p, size_t n, size_t len, uint32_t dst)
 {
     /* Four independent lanes keep the multiplies in flight; the header's
      * sum field (the high half of word 3) is masked out.  The destination
@@ -239,19 +240,19 @@ uint32_t gas_udp_sum32(const unsigned char *p, size_t len, uint32_t dst)
     b = mix(b, ld64u(p + 8));
     c = mix(c, ld64u(p + 16));
     d = mix(d, ld64u(p + 24) & 0xffffffffull);
-    size_t n = len / 8, i = 4;
-    for (; i + 4 <= n; i += 4) {
+    size_t words = n / 8, i = 4;
+    for (; i + 4 <= words; i += 4) {
         a = mix(a, ld64u(p + 8 * i));
         b = mix(b, ld64u(p + 8 * i + 8));
         c = mix(c, ld64u(p + 8 * i + 16));
         d = mix(d, ld64u(p + 8 * i + 24));
     }
-    for (; i < n; i++)
+    for (; i < words; i++)
         c = mix(c, ld64u(p + 8 * i));
-    if (len % 8) {
+    if (n % 8) {
         uint64_t t = 0;
-        for (size_t k = 0; k < len % 8; k++)
-            t |= (uint64_t)p[8 * n + k] << 8 * k;
+        for (size_t k = 0; k < n % 8; k++)
+            t |= (uint64_t)p[8 * words + k] << 8 * k;
         d = mix(d, t);
     }
     uint64_t h = a ^ rotl(b, 16) ^ rotl(c, 32) ^ rotl(d, 48);
@@ -263,9 +264,26 @@ uint32_t gas_udp_sum32(const unsigned char *p, size_t len, uint32_t dst)
     return (uint32_t)h;
 }
 
+uint32_t gas_udp_sum32(const unsigned char *p, size_t len, uint32_t dst)
+{
+    return sum_of(p, len, len, dst);
+}
+
+uint32_t gas_udp_hsum32(const unsigned char *p, size_t len, uint32_t dst)
+{
+    return sum_of(p, GAS_UDP_HDR_LEN, len, dst);
+}
+
 void gas_udp_dgram_sum_set(unsigned char *buf, size_t len, uint32_t dst)
 {
+    buf[1] &= (unsigned char)~GAS_UDP_F_HSUM;
     gas_udp_st32(buf + 28, gas_udp_sum32(buf, len, dst));
+}
+
+void gas_udp_dgram_hsum_set(unsigned char *buf, size_t len, uint32_t dst)
+{
+    buf[1] |= GAS_UDP_F_HSUM;
+    gas_udp_st32(buf + 28, gas_udp_hsum32(buf, len, dst));
 }
 
 /*
@@ -309,7 +327,8 @@ int gas_udp_dgram_check(const unsigned char *b, size_t len, uint64_t key, uint32
         *why_p = "unknown wire version";
         return -1;
     }
-    if ((h->flags & ~(GAS_UDP_F_NOSEQ | GAS_UDP_F_ACKREQ | GAS_UDP_F_RETX | GAS_UDP_F_DEAD)) ||
+    if ((h->flags & ~(GAS_UDP_F_NOSEQ | GAS_UDP_F_ACKREQ | GAS_UDP_F_RETX | GAS_UDP_F_DEAD |
+                      GAS_UDP_F_HSUM)) ||
         (h->flags & (GAS_UDP_F_DEAD | GAS_UDP_F_NOSEQ)) == GAS_UDP_F_DEAD) {
         *why_p = "reserved header bits set";
         return -1;
@@ -321,7 +340,10 @@ int gas_udp_dgram_check(const unsigned char *b, size_t len, uint64_t key, uint32
     h->cack = gas_udp_ld32(b + 24);
     h->sum = gas_udp_ld32(b + 28);
     h->sack = 0;
-    if (h->sum != gas_udp_sum32(b, len, me)) {
+    /* A header-only sum is taken from a rank on this host alone: the caller
+     * checks that (rx.c), since the source's host is not known here. */
+    if (h->sum != ((h->flags & GAS_UDP_F_HSUM) ? gas_udp_hsum32(b, len, me)
+                                               : gas_udp_sum32(b, len, me))) {
         *why_p = "checksum mismatch (corrupted, or sent to another rank)";
         return -1;
     }

@@ -42,7 +42,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define GAS_UDP_VERSION 4   /* 4: puts and gets name their whole range (WHOLE, GET total) */
+#define GAS_UDP_VERSION 5   /* 5: header-only sums to ranks on the same host (HSUM); 4: WHOLE, GET total */
 #define GAS_UDP_HDR_LEN 32           /* numbered datagrams: records follow */
 #define GAS_UDP_ACK_LEN 40           /* a standalone acknowledgement (NOSEQ) */
 #define GAS_UDP_REC_LEN 16
@@ -61,7 +61,8 @@ enum {
     GAS_UDP_F_NOSEQ = 1,   /* standalone acknowledgement */
     GAS_UDP_F_ACKREQ = 2,  /* the sender waits: acknowledge without delay */
     GAS_UDP_F_RETX = 4,    /* a retransmission (informational) */
-    GAS_UDP_F_DEAD = 8     /* with NOSEQ: the sender gave up on the receiver (sack: who declared it) */
+    GAS_UDP_F_DEAD = 8,    /* with NOSEQ: the sender gave up on the receiver (sack: who declared it) */
+    GAS_UDP_F_HSUM = 16    /* sum covers the header and length only (to a rank on the sender's host) */
 };
 
 enum gas_udp_rec_type {
@@ -168,7 +169,14 @@ int gas_udp_rec_next(const unsigned char *buf, size_t len, size_t *pos_p, struct
 /* The 32-bit checksum of a datagram of len >= GAS_UDP_HDR_LEN bytes (sum
  * field excluded) sent to rank dst. */
 uint32_t gas_udp_sum32(const unsigned char *buf, size_t len, uint32_t dst);
+/* The header-only checksum (GAS_UDP_F_HSUM): the same hash over the header's
+ * GAS_UDP_HDR_LEN bytes, with len, the datagram's length, in its seed. */
+uint32_t gas_udp_hsum32(const unsigned char *buf, size_t len, uint32_t dst);
 void gas_udp_dgram_sum_set(unsigned char *buf, size_t len, uint32_t dst);
+/* Set GAS_UDP_F_HSUM and the header-only checksum: for a datagram to a rank
+ * on this host and network namespace, which crosses only the loopback device
+ * (the kernel copies it in memory; no wire can corrupt its payload). */
+void gas_udp_dgram_hsum_set(unsigned char *buf, size_t len, uint32_t dst);
 
 /*
  * Check a received datagram: length, version, flags, checksum (which covers
