@@ -68,17 +68,22 @@ static void bound_text(enum gas_rt_config_type type, uint64_t v, char *buf, size
     snprintf(buf, cap, "%llu", (unsigned long long)v);
 }
 
-/* "LO..HI" or "at least LO", with ", or 0" where 0 is accepted too. */
+/* "LO..HI" or "at least LO", with ", or 0" where 0 is accepted too (", or
+ * auto (0)" where the row names a word for it). */
 static void bounds_text(const struct range *r, char *buf, size_t cap)
 {
-    enum gas_rt_config_type type = gas_rt_config_defs[r->id].type;
-    char lo[24], hi[24];
-    bound_text(type, r->lo, lo, sizeof lo);
-    bound_text(type, r->hi, hi, sizeof hi);
+    const struct gas_rt_config_def *d = &gas_rt_config_defs[r->id];
+    char lo[24], hi[24], zero[48] = "";
+    bound_text(d->type, r->lo, lo, sizeof lo);
+    bound_text(d->type, r->hi, hi, sizeof hi);
+    if (r->zero && d->type == GAS_CFG_T_SIZE && d->choices)
+        snprintf(zero, sizeof zero, ", or %s (0)", d->choices);
+    else if (r->zero)
+        snprintf(zero, sizeof zero, ", or 0");
     if (r->hi == UINT64_MAX)
-        snprintf(buf, cap, "at least %s%s", lo, r->zero ? ", or 0" : "");
+        snprintf(buf, cap, "at least %s%s", lo, zero);
     else
-        snprintf(buf, cap, "%s..%s%s", lo, hi, r->zero ? ", or 0" : "");
+        snprintf(buf, cap, "%s..%s%s", lo, hi, zero);
 }
 
 void gas_rt_config_range_text(enum gas_rt_config_id id, char *buf, size_t cap)

@@ -94,7 +94,7 @@ GAS_CONFIG_ROW(UDP_IFACE, STRING, "", NULL,
 GAS_CONFIG_ROW(UDP_PORT, UINT, "0", NULL,
                "Base udp port: a rank binds base + its rank on the node (0: an ephemeral port).")
 GAS_CONFIG_ROW(UDP_MTU, SIZE, "auto", "auto",
-               "Path MTU the udp transport fits its datagrams to (IP and UDP headers included; never fragmented). auto (or 0): 1500 to ranks on other hosts, and to ranks on this host and in this network namespace, whose datagrams only cross the loopback device, that device's MTU (65536 by default: datagrams of up to 65507 bytes). A number applies to every peer. A rank whose interface (or, for ranks on its host, loopback device) has a smaller MTU uses that, and says so with its address: datagrams to it are no larger; an interface MTU below 364 fails gas_init naming the interface. Set it no higher than the smallest MTU on the paths between hosts (routers in between are not seen).")
+               "Path MTU the udp transport fits its datagrams to (IP and UDP headers included; never fragmented). auto (or 0): 1500 towards ranks on other hosts; towards ranks on this host and in this network namespace, whose datagrams cross only the loopback device, that device's MTU (65536 by default: datagrams of up to 65507 bytes). A number applies to both. A rank whose interface (or, for ranks on its host, loopback device) has a smaller MTU uses that, and says so with its address: datagrams to it are no larger; an interface MTU below 364 fails gas_init naming the interface. Set it no higher than the smallest MTU on the paths between hosts (routers in between are not seen).")
 GAS_CONFIG_ROW(UDP_SOCKBUF, SIZE, "4m", NULL,
                "Kernel send and receive buffer of the udp socket.")
 GAS_CONFIG_ROW(UDP_WINDOW, UINT, "1024", NULL,

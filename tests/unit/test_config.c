@@ -163,7 +163,7 @@ static void config_ranges(void)
     write_temp(path, bad, sizeof bad - 1);
     UCHECK(load_from(path) == GAS_ERR_INVALID, "GAS_UDP_MTU=10 accepted");
     UCHECK(strstr(gas_last_error(), "GAS_UDP_MTU='10' (from ") != NULL &&
-           strstr(gas_last_error(), ":1): outside 364..65535: the least in which") != NULL,
+           strstr(gas_last_error(), ":1): outside 364..65535, or auto (0): the least in which") != NULL,
            "range message: %s", gas_last_error());
     unlink(path);
     static const char ends[] = "UDP_MTU=364\nUDP_WINDOW=1048576\nRDMA_PORT=255\nRDMA_INLINE=0\n"

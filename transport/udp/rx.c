@@ -404,13 +404,14 @@ static void notice_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h)
 
 /* ---- a batch ---- */
 
-/* A numbered datagram of ch's peer; *bufp may be taken (and replaced). */
-static void data_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, unsigned char **bufp,
+/* A numbered datagram of ch's peer, in buf (a receive buffer: one held for
+ * later is copied). */
+static void data_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, unsigned char *buf,
                     uint32_t len, uint64_t now)
 {
     switch (gas_udp_rxwin_classify(&ch->rx, h->seq)) {
     case GAS_UDP_RX_NEXT: {
-        gas_udp_rx_deliver(ch, *bufp, len, now);
+        gas_udp_rx_deliver(ch, buf, len, now);
         gas_udp_rxwin_step(&ch->rx);
         ch->ack_pending++;
         uint32_t seq;
@@ -431,13 +432,16 @@ static void data_in(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, unsign
         return;
     }
     case GAS_UDP_RX_AHEAD: {
-        unsigned char *fresh = malloc(gas_udp_g.cfg.dgram_accept);
-        if (fresh == NULL)
+        /* Held as a copy of its own size: the receive buffers take the
+         * largest datagram (64 KiB for this host's), most held ones are
+         * far smaller, and a window of them may wait for one gap. */
+        unsigned char *copy = malloc(len);
+        if (copy == NULL)
             return; /* dropped: it is retransmitted */
+        memcpy(copy, buf, len);
         uint32_t i = h->seq & (ch->rx.size - 1);
-        ch->held[i] = *bufp;
+        ch->held[i] = copy;
         ch->held_len[i] = len;
-        *bufp = fresh;
         gas_udp_rxwin_hold(&ch->rx, h->seq);
         ch->ack_now = 1; /* a gap: tell the sender at once */
         return;
@@ -557,7 +561,7 @@ int gas_udp_rx_batch(void)
             if (h.flags & GAS_UDP_F_ACKREQ) /* a probe: the peer lost our last word */
                 ch->ack_now = 1;
         } else {
-            data_in(ch, &h, &g->rx_bufs[i], len, now);
+            data_in(ch, &h, g->rx_bufs[i], len, now);
         }
         wake = 1;
         if (!ch->touched) {
