@@ -135,7 +135,9 @@ sec_udp() {
     note "latency rows' reference.  A raw sendmmsg stream of the transport's datagram size, the"
     note "receiver polling GAS_WAIT_SPIN or busy-polling, and the same datagrams sent as UDP GSO"
     note "messages (as the transport sends runs of them; left out where the kernel refuses GSO);"
-    note "the fastest is the bandwidth rows' reference."
+    note "the fastest is the bandwidth rows' reference.  Between ranks of one host the transport's"
+    note "datagrams are 65507 B (GAS_UDP_MTU=auto: the loopback MTU; docs/udp.md), and so are the"
+    note "streams'."
     note "Both are measured again at the end (\"Raw UDP at the end of the run\")."
     note "Targets: put-lat 8 B within 1.5x of the raw round trip; put-bw >= 70% of the raw stream."
     for p in thread poll; do
