@@ -96,9 +96,9 @@ static void set_addr(struct gas_udp_chan *ch, const unsigned char *a)
     ch->cwnd_max = ch->near ? c->inflight_near : c->inflight_far;
     /* Loopback datagrams of up to 64 KiB: 4 of them in flight left the
      * stream waiting for acknowledgements half the time. */
-    uint64_t floor = (local ? GAS_UDP_LOCAL_FLIGHT : 1u) * (uint64_t)ch->dgram_max;
-    if (ch->cwnd_max < floor)
-        ch->cwnd_max = floor;
+    uint64_t least = (local ? GAS_UDP_LOCAL_FLIGHT : 1u) * (uint64_t)ch->dgram_max;
+    if (ch->cwnd_max < least)
+        ch->cwnd_max = least;
     ch->cwnd_min = 4ull * ch->dgram_max < ch->cwnd_max ? 4ull * ch->dgram_max : ch->cwnd_max;
     ch->cwnd = 32ull * ch->dgram_max < ch->cwnd_max ? 32ull * ch->dgram_max : ch->cwnd_max;
     ch->ssthresh = ch->cwnd_max;
