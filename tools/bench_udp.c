@@ -33,6 +33,7 @@
 #include "gas-bench.h"
 #include "runtime/config.h"
 #include "transport/udp/gso.h"
+#include "transport/udp/wire.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -48,8 +49,8 @@
 
 #define PING_SIZE 64
 #define BATCH 64                /* datagrams per sendmmsg / recvmmsg */
-#define MAX_DGRAM 65507         /* largest UDP payload over IPv4 */
-#define HEADERS 28              /* IPv4 + UDP */
+#define MAX_DGRAM GAS_UDP_MAX_DGRAM      /* largest UDP payload over IPv4 */
+#define HEADERS GAS_UDP_IP_UDP_OVERHEAD  /* IPv4 + UDP */
 #define RCVBUF (8 << 20)
 #define RESEND_S 1e-3           /* a ping unanswered this long is sent again */
 #define END_RESEND_S 20e-3      /* a count request unanswered this long, too */
@@ -179,7 +180,7 @@ static size_t stream_dgram(int fd, int target)
     if (transport)
         mtu = transport + HEADERS;
     else if (mtu == 0)
-        mtu = 1500;
+        mtu = GAS_UDP_AUTO_MTU;
     int path = 0;
     socklen_t len = sizeof path;
     if (getsockopt(fd, IPPROTO_IP, IP_MTU, &path, &len) == 0 && path > 0 && (size_t)path < mtu)

@@ -50,25 +50,34 @@ void gas_udp_buf_put(struct gas_udp_chan *ch, unsigned char *b)
  * namespace is reached through the loopback device, and says what it takes
  * from there separately.  *mine_p: ours.
  */
+static int addr_local(const unsigned char *a)
+{
+    return gas_boot_get_u64(a + 16) == gas_udp_g.env.node_id;
+}
+
 static uint32_t dgram_to(const unsigned char *a, uint32_t *mine_p)
 {
     const struct gas_udp_state *g = &gas_udp_g;
-    int local = gas_boot_get_u64(a + 16) == g->env.node_id;
+    int local = addr_local(a);
     uint32_t mine = local ? g->cfg.dgram_local : g->cfg.dgram_max;
     uint32_t theirs = gas_udp_ld16(a + (local ? 24 : 6));
     *mine_p = mine;
     return theirs >= GAS_UDP_MIN_DGRAM && theirs < mine ? theirs : mine;
 }
 
+/* Rank's published udp address into a (GAS_TL_MAX_ADDR bytes); 0 if it has none. */
+static int peer_addr(int rank, unsigned char *a)
+{
+    size_t alen = 0;
+    return gas_tl_peer_addr(rank, GAS_TL_UDP, a, GAS_TL_MAX_ADDR, &alen) == GAS_OK &&
+           alen == GAS_UDP_ADDR_LEN;
+}
+
 uint32_t gas_udp_peer_dgram(int rank)
 {
     unsigned char a[GAS_TL_MAX_ADDR];
-    size_t alen = 0;
     uint32_t mine;
-    if (gas_udp_g.chans == NULL ||
-        gas_tl_peer_addr(rank, GAS_TL_UDP, a, sizeof a, &alen) != GAS_OK || alen != GAS_UDP_ADDR_LEN)
-        return 0;
-    return dgram_to(a, &mine);
+    return gas_udp_g.chans != NULL && peer_addr(rank, a) ? dgram_to(a, &mine) : 0;
 }
 
 static void set_addr(struct gas_udp_chan *ch, const unsigned char *a)
@@ -79,8 +88,7 @@ static void set_addr(struct gas_udp_chan *ch, const unsigned char *a)
     memcpy(&ch->addr.sin_addr.s_addr, a, 4);
     ch->addr.sin_port = htons(gas_udp_ld16(a + 4));
     ch->base.size = gas_boot_get_u64(a + 8);
-    uint64_t node = gas_boot_get_u64(a + 16);
-    int local = node == g->env.node_id;
+    int local = addr_local(a);
     uint32_t mine, want = dgram_to(a, &mine);
     if (want < mine)
         gas_log_info("udp", "rank %d takes datagrams of at most %u bytes (a smaller MTU than this "
@@ -90,9 +98,9 @@ static void set_addr(struct gas_udp_chan *ch, const unsigned char *a)
         want = ch->buf_size; /* buffers made before the address came are no larger */
     ch->dgram_max = want;
     ch->local = local;
-    ch->near = node == g->env.node_id ||
+    ch->near = local ||
                (ch->addr.sin_addr.s_addr & g->self_mask) == (g->self.sin_addr.s_addr & g->self_mask);
-    ch->paced = c->pace && node != g->env.node_id; /* loopback has no queue to overrun */
+    ch->paced = c->pace && !local; /* loopback has no queue to overrun */
     ch->cwnd_max = ch->near ? c->inflight_near : c->inflight_far;
     /* Loopback datagrams of up to 64 KiB: 4 of them in flight left the
      * stream waiting for acknowledgements half the time. */
@@ -170,10 +178,7 @@ struct gas_udp_chan *gas_udp_chan_get(int rank, int create)
         return ch;
     /* First contact from the peer: learn its address from what it published. */
     unsigned char a[GAS_TL_MAX_ADDR];
-    size_t alen = 0;
-    int have = gas_tl_peer_addr(rank, GAS_TL_UDP, a, sizeof a, &alen) == GAS_OK &&
-               alen == GAS_UDP_ADDR_LEN;
-    return gas_udp_chan_make(rank, have ? a : NULL);
+    return gas_udp_chan_make(rank, peer_addr(rank, a) ? a : NULL);
 }
 
 struct gas_udp_chan *gas_udp_chan_make(int rank, const unsigned char *addr)

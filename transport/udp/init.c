@@ -70,9 +70,8 @@ static gas_status_t read_config(struct gas_udp_cfg *c, const gas_tl_env_t *env)
     /* 0 (auto) or 364..65535: config_ranges.h.  The interfaces' MTUs lower
      * both sizes once the socket is bound (gas_udp_init). */
     uint64_t mtu = gas_rt_config_size(GAS_CFG_UDP_MTU);
-    c->mtu_auto = mtu == 0;
-    c->dgram_max = (uint32_t)(c->mtu_auto ? 1500 : mtu) - GAS_UDP_IP_UDP_OVERHEAD;
-    c->dgram_local = c->mtu_auto ? GAS_UDP_MAX_DGRAM : (uint32_t)mtu - GAS_UDP_IP_UDP_OVERHEAD;
+    c->dgram_max = (uint32_t)(mtu ? mtu : GAS_UDP_AUTO_MTU) - GAS_UDP_IP_UDP_OVERHEAD;
+    c->dgram_local = mtu ? (uint32_t)mtu - GAS_UDP_IP_UDP_OVERHEAD : GAS_UDP_MAX_DGRAM;
     if (c->dgram_max > GAS_UDP_MAX_DGRAM)
         c->dgram_max = GAS_UDP_MAX_DGRAM;
     if (c->dgram_local > GAS_UDP_MAX_DGRAM)
@@ -132,8 +131,9 @@ static void fit_datagrams(struct gas_udp_cfg *c, uint32_t iface_mtu, uint32_t lo
         c->dgram_local = local_mtu - GAS_UDP_IP_UDP_OVERHEAD;
     c->dgram_accept = c->dgram_max > c->dgram_local ? c->dgram_max : c->dgram_local;
     gas_log_info("udp", "datagrams of at most %u bytes to ranks on other hosts, %u to ranks on "
-                        "this one (GAS_UDP_MTU%s; interface MTU %u, loopback %u)",
-                 c->dgram_max, c->dgram_local, c->mtu_auto ? "=auto" : "", iface_mtu, local_mtu);
+                        "this one (GAS_UDP_MTU=%s; interface MTU %u, loopback %u)",
+                 c->dgram_max, c->dgram_local, gas_rt_config_str(GAS_CFG_UDP_MTU), iface_mtu,
+                 local_mtu);
 }
 
 static gas_status_t epoll_add(int ep, int fd)

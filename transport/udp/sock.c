@@ -165,13 +165,10 @@ uint32_t gas_udp_sock_local_mtu(void)
     const struct gas_udp_state *g = &gas_udp_g;
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = 0;
     socklen_t len = sizeof mtu;
-    if (fd >= 0 && connect(fd, (const struct sockaddr *)&g->self, sizeof g->self) == 0 &&
-        getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len) == 0 && mtu > 0) {
-        close(fd);
-        return mtu > 65535 ? 65535u : (uint32_t)mtu;
-    }
     if (fd >= 0) {
-        mtu = (int)iface_mtu(fd, "lo");
+        if (connect(fd, (const struct sockaddr *)&g->self, sizeof g->self) != 0 ||
+            getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len) != 0 || mtu <= 0)
+            mtu = (int)iface_mtu(fd, "lo");
         close(fd);
     }
     return mtu <= 0 || mtu > 65535 ? 65535u : (uint32_t)mtu;

@@ -59,7 +59,6 @@ struct gas_udp_cfg {
     uint32_t dgram_max;      /* largest datagram to a rank on another host (UDP payload) */
     uint32_t dgram_local;    /* ... to a rank on this host and network namespace (loopback) */
     uint32_t dgram_accept;   /* largest datagram accepted: the larger of the two */
-    int mtu_auto;            /* GAS_UDP_MTU=auto: 1500 off the host, the loopback MTU on it */
     uint32_t window;         /* datagrams in flight per peer */
     uint64_t inflight_near, inflight_far, inflight_total, send_queue;
     uint64_t rto_min, rto_max, rto_init, ack_delay, peer_timeout;

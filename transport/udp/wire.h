@@ -48,6 +48,7 @@
 #define GAS_UDP_REC_LEN 16
 #define GAS_UDP_CONT_LEN 4           /* a continuation record before its fixed part */
 #define GAS_UDP_IP_UDP_OVERHEAD 28   /* IPv4 + UDP headers, subtracted from the MTU */
+#define GAS_UDP_AUTO_MTU 1500        /* GAS_UDP_MTU=auto towards other hosts */
 #define GAS_UDP_MAX_DGRAM 65507
 #define GAS_UDP_MIN_FRAG 256         /* a put is not cut into pieces smaller than this */
 /* The smallest datagram (UDP payload) a rank sends or accepts: the header, the
