@@ -236,17 +236,43 @@ void gas_rt_poll_idle(void)
 }
 
 /*
+ * A wait's clock.  Two of its readings further apart than a sleep slice plus
+ * STALL_NS mean the thread did not run in between: the process was stopped
+ * (SIGSTOP, ^Z, a debugger at a breakpoint) or starved.  It was not looking
+ * then, and what it waits for may be sitting in its socket, unread, so the
+ * excess is `forgiven`: not counted against GAS_TIMEOUT.  Otherwise a rank
+ * resumed after more than GAS_TIMEOUT failed its wait at its first look at
+ * the clock, before its progress thread had read the answer that had come
+ * meanwhile.  The udp timers forgive such a stall too (progress.c).
+ */
+#define STALL_NS 200000000ull
+
+struct wait_clock {
+    uint64_t last;        /* the previous reading */
+    uint64_t *forgiven;   /* stalls so far, of this wait or of its call */
+};
+
+static uint64_t clock_read(struct wait_clock *c)
+{
+    uint64_t now = gas_rt_now_ns(), allowed = sleep_slice_ns + STALL_NS;
+    if (now - c->last > allowed)
+        *c->forgiven += now - c->last - allowed;
+    c->last = now;
+    return now;
+}
+
+/*
  * Drive progress and look at cond until it holds (1), or until `spin` ns have
  * passed without progress (0): a waiter that is serving its peers' requests
  * (a target in a barrier, in poll mode) keeps polling while they come.
  */
-static int spin_for(gas_rt_cond_fn cond, void *arg, uint64_t spin)
+static int spin_for(gas_rt_cond_fn cond, void *arg, uint64_t spin, struct wait_clock *clk)
 {
     if (spin == 0) {
         gas_rt_progress();
         return cond(arg);
     }
-    uint64_t end = gas_rt_now_ns() + spin;
+    uint64_t end = clock_read(clk) + spin;
     unsigned i = 0;
     for (;;) {
         int moved = gas_rt_progress();
@@ -256,7 +282,7 @@ static int spin_for(gas_rt_cond_fn cond, void *arg, uint64_t spin)
         /* The clock is cheap next to a progress hook (a system call for udp):
          * with hooks, look every time, so the spin lasts GAS_WAIT_SPIN. */
         if (nhooks || (++i & 63) == 0) {
-            uint64_t now = gas_rt_now_ns();
+            uint64_t now = clock_read(clk);
             if (moved)
                 end = now + spin;
             else if (now >= end)
@@ -265,10 +291,12 @@ static int spin_for(gas_rt_cond_fn cond, void *arg, uint64_t spin)
     }
 }
 
-/* The API call bracket this thread is in (gas_rt_call_begin), and when its
- * first wait began waiting (0: none has yet). */
+/* The API call bracket this thread is in (gas_rt_call_begin), when its
+ * first wait began waiting (0: none has yet), and the stalls its waits
+ * forgave (struct wait_clock). */
 static _Thread_local int call_open;
 static _Thread_local uint64_t call_wait_start;
+static _Thread_local uint64_t call_forgiven;
 
 int gas_rt_call_begin(void)
 {
@@ -317,13 +345,18 @@ static gas_status_t wait_slow(gas_rt_cond_fn cond, void *arg, const void *watch,
 {
     uint64_t watch_off = watch_offset(watch);
     uint64_t own = gas_rt_now_ns(), start = own;   /* own: GAS_STALL_WARN is per wait */
+    uint64_t own_forgiven = 0;
+    struct wait_clock clk = {own, &own_forgiven};
     if (call_open) {   /* the call's deadline, not this wait's own */
-        if (call_wait_start == 0)
+        if (call_wait_start == 0) {
             call_wait_start = start;
-        else
+            call_forgiven = 0;
+        } else {
             start = call_wait_start;
+        }
+        clk.forgiven = &call_forgiven;
     }
-    if (spin_for(cond, arg, gas_rt_wait_spin_ns()))
+    if (spin_for(cond, arg, gas_rt_wait_spin_ns(), &clk))
         return GAS_OK;
     /* A few yields hand the core to a peer that may be about to answer. */
     for (int y = 0; y < 4; y++) {
@@ -334,10 +367,16 @@ static gas_status_t wait_slow(gas_rt_cond_fn cond, void *arg, const void *watch,
     }
     int warned = 0;
     for (;;) {
-        uint64_t now = gas_rt_now_ns();
-        uint64_t waited = now - start;
-        if (wait_timeout_ns && waited >= wait_timeout_ns)
+        uint64_t now = clock_read(&clk);
+        uint64_t waited = now - start - *clk.forgiven;
+        if (wait_timeout_ns && waited >= wait_timeout_ns) {
+            /* One more look first: a stall may just have ended (forgiven
+             * above only when longer than STALL_NS). */
+            gas_rt_progress();
+            if (cond(arg))
+                return GAS_OK;
             return timeout_error(call, what, waited);
+        }
         if (!warned && stall_warn_after_ns && now - own >= stall_warn_after_ns) {
             gas_log_warn("wait", "%s has waited %.0f s for %s", call, (double)(now - own) / 1e9,
                          what);
@@ -362,7 +401,7 @@ static gas_status_t wait_slow(gas_rt_cond_fn cond, void *arg, const void *watch,
                 return GAS_OK;
             continue;
         }
-        if (spin_for(cond, arg, gas_rt_wait_spin_ns()))
+        if (spin_for(cond, arg, gas_rt_wait_spin_ns(), &clk))
             return GAS_OK;
     }
 }
