@@ -42,6 +42,11 @@ void gas_udp_buf_put(struct gas_udp_chan *ch, unsigned char *b)
 
 /* ---- making channels ---- */
 
+int gas_udp_addr_local(const unsigned char *a)
+{
+    return gas_boot_get_u64(a + 16) == gas_udp_g.env.node_id;
+}
+
 /*
  * The largest datagram to the peer whose published address is a: the
  * smaller of ours and what it takes (its GAS_UDP_MTU or interface MTU,
@@ -50,15 +55,10 @@ void gas_udp_buf_put(struct gas_udp_chan *ch, unsigned char *b)
  * namespace is reached through the loopback device, and says what it takes
  * from there separately.  *mine_p: ours.
  */
-static int addr_local(const unsigned char *a)
-{
-    return gas_boot_get_u64(a + 16) == gas_udp_g.env.node_id;
-}
-
 static uint32_t dgram_to(const unsigned char *a, uint32_t *mine_p)
 {
     const struct gas_udp_state *g = &gas_udp_g;
-    int local = addr_local(a);
+    int local = gas_udp_addr_local(a);
     uint32_t mine = local ? g->cfg.dgram_local : g->cfg.dgram_max;
     uint32_t theirs = gas_udp_ld16(a + (local ? 24 : 6));
     *mine_p = mine;
@@ -88,7 +88,7 @@ static void set_addr(struct gas_udp_chan *ch, const unsigned char *a)
     memcpy(&ch->addr.sin_addr.s_addr, a, 4);
     ch->addr.sin_port = htons(gas_udp_ld16(a + 4));
     ch->base.size = gas_boot_get_u64(a + 8);
-    int local = addr_local(a);
+    int local = gas_udp_addr_local(a);
     uint32_t mine, want = dgram_to(a, &mine);
     if (want < mine)
         gas_log_info("udp", "rank %d takes datagrams of at most %u bytes (a smaller MTU than this "
@@ -112,6 +112,34 @@ static void set_addr(struct gas_udp_chan *ch, const unsigned char *a)
     ch->ssthresh = ch->cwnd_max;
     ch->get_limit = ch->cwnd_max;
     ch->have_addr = 1;
+    char hint[224];
+    gas_udp_loopback_hint(ch, hint, sizeof hint);
+    if (hint[0])
+        gas_log_warn("udp", "rank %d may be unreachable%s", ch->rank, hint);
+}
+
+/* 127/8, in network order. */
+static int is_loopback(uint32_t ip)
+{
+    return (ntohl(ip) >> 24) == 127;
+}
+
+void gas_udp_loopback_hint(const struct gas_udp_chan *ch, char *buf, size_t size)
+{
+    const struct gas_udp_state *g = &gas_udp_g;
+    buf[0] = '\0';
+    if (!ch->have_addr || ch->local)
+        return;
+    char as[48];
+    if (is_loopback(ch->addr.sin_addr.s_addr)) {
+        gas_udp_addr_str(&ch->addr, as, sizeof as);
+        snprintf(buf, size, ": it is on another host but published a loopback address (%s): "
+                 "its GAS_UDP_IFACE is lo, or it had no other interface up", as);
+    } else if (is_loopback(g->self.sin_addr.s_addr)) {
+        snprintf(buf, size, ": it is on another host, and this rank is bound to a loopback "
+                 "address (%s), which other hosts cannot reach: set GAS_UDP_IFACE to an "
+                 "interface the hosts share", g->self_str);
+    }
 }
 
 static struct gas_udp_chan *chan_new(int rank)

@@ -125,15 +125,16 @@ static void fit_datagrams(struct gas_udp_cfg *c, uint32_t iface_mtu, uint32_t lo
 {
     if (iface_mtu - GAS_UDP_IP_UDP_OVERHEAD < c->dgram_max)
         c->dgram_max = iface_mtu - GAS_UDP_IP_UDP_OVERHEAD;
+    c->lo_mtu = local_mtu;
     if (local_mtu < GAS_UDP_MIN_MTU)
-        local_mtu = GAS_UDP_MIN_MTU; /* no use to anyone: a peer's own cap still applies */
+        local_mtu = GAS_UDP_MIN_MTU; /* udp_connect refuses ranks on this host */
     if (local_mtu - GAS_UDP_IP_UDP_OVERHEAD < c->dgram_local)
         c->dgram_local = local_mtu - GAS_UDP_IP_UDP_OVERHEAD;
     c->dgram_accept = c->dgram_max > c->dgram_local ? c->dgram_max : c->dgram_local;
     gas_log_info("udp", "datagrams of at most %u bytes to ranks on other hosts, %u to ranks on "
                         "this one (GAS_UDP_MTU=%s; interface MTU %u, loopback %u)",
                  c->dgram_max, c->dgram_local, gas_rt_config_str(GAS_CFG_UDP_MTU), iface_mtu,
-                 local_mtu);
+                 c->lo_mtu);
 }
 
 static gas_status_t epoll_add(int ep, int fd)

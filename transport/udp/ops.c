@@ -53,6 +53,13 @@ static gas_status_t udp_connect(int rank, const void *addr, size_t len, gas_tl_p
         *peer_p = &gas_udp_g.self_peer;
         return GAS_OK;
     }
+    const struct gas_udp_state *g = &gas_udp_g;
+    if (gas_udp_addr_local(addr) && g->cfg.lo_mtu < GAS_UDP_MIN_MTU)
+        return gas_rt_error(GAS_ERR_UNSUPPORTED, "connect",
+                            "rank %d is on this host, reached over udp through the loopback "
+                            "device, whose MTU (%u) is below the %u bytes udp needs: raise it "
+                            "(ip link set lo mtu 65536), or let shm reach it (GAS_TRANSPORT=auto)",
+                            rank, g->cfg.lo_mtu, GAS_UDP_MIN_MTU);
     struct gas_udp_chan *ch = gas_udp_chan_make(rank, addr);
     if (ch == NULL)
         return gas_rt_error(GAS_ERR_NOMEM, "connect", "no memory for the udp channel to rank %d",

@@ -311,6 +311,8 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now, uint64_t *ur
         if (quiet_for >= c->peer_timeout) {
             char why[448], mtu[224];
             gas_udp_mtu_hint(ch, mtu, sizeof mtu);
+            if (mtu[0] == '\0')
+                gas_udp_loopback_hint(ch, mtu, sizeof mtu);
             snprintf(why, sizeof why, "nothing acknowledged for %.1f s (GAS_UDP_PEER_TIMEOUT%s)%s",
                      (double)quiet_for / 1e9, gas_udp_poll_hint(), mtu);
             gas_udp_chan_kill(ch, why);

@@ -171,7 +171,7 @@ uint32_t gas_udp_sock_local_mtu(void)
             mtu = (int)iface_mtu(fd, "lo");
         close(fd);
     }
-    return mtu <= 0 || mtu > 65535 ? 65535u : (uint32_t)mtu;
+    return mtu <= 0 ? 65535u : (uint32_t)mtu;   /* fit_datagrams caps the datagram size */
 }
 
 void gas_udp_sock_close(void)

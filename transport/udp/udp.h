@@ -59,6 +59,8 @@ struct gas_udp_cfg {
     uint32_t dgram_max;      /* largest datagram to a rank on another host (UDP payload) */
     uint32_t dgram_local;    /* ... to a rank on this host and network namespace (loopback) */
     uint32_t dgram_accept;   /* largest datagram accepted: the larger of the two */
+    uint32_t lo_mtu;         /* the loopback route's MTU as found (below GAS_UDP_MIN_MTU:
+                                ranks on this host cannot be reached over udp) */
     uint32_t window;         /* datagrams in flight per peer */
     uint64_t inflight_near, inflight_far, inflight_total, send_queue;
     uint64_t rto_min, rto_max, rto_init, ack_delay, peer_timeout;
@@ -310,6 +312,9 @@ void gas_udp_buf_put(struct gas_udp_chan *ch, unsigned char *b);
 struct gas_udp_chan *gas_udp_chan_get(int rank, int create);
 /* Make the channel to rank (or find it), setting its address when given and missing. */
 struct gas_udp_chan *gas_udp_chan_make(int rank, const unsigned char *addr);
+/* Whether the rank that published addr is on this host and network namespace
+ * (its node identity is ours): its datagrams cross only the loopback device. */
+int gas_udp_addr_local(const unsigned char *addr);
 void gas_udp_chan_free(struct gas_udp_chan *ch);
 /* Room in the open datagram for a record of `fixed` bytes and up to `want`
  * data bytes: how many data bytes fit (sealing first when too few do), or
@@ -378,6 +383,11 @@ int gas_udp_want_sample(const struct gas_udp_chan *ch, uint64_t now);
  * out is larger than any its last acknowledgement covered (an MTU black
  * hole on the path looks like that), else "". */
 void gas_udp_mtu_hint(struct gas_udp_chan *ch, char *buf, size_t size);
+/* Into buf, for a peer on another host: ": it ... published a loopback
+ * address ..." when its address or this rank's is in 127/8 (unreachable
+ * across hosts; warned at first contact and given when it is declared
+ * dead), else "". */
+void gas_udp_loopback_hint(const struct gas_udp_chan *ch, char *buf, size_t size);
 /* Datagrams went out now: arm the retransmission timer and the tail-loss probe. */
 void gas_udp_loss_sent(struct gas_udp_chan *ch, uint64_t now);
 /* Fire the retransmission timer or the tail-loss probe when due; the next deadline. */
