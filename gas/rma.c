@@ -35,9 +35,18 @@ gas_status_t gas_gs_comp_status(gas_tl_comp_t *comp, const char *call)
 
 gas_status_t gas_gs_comp_wait(gas_tl_comp_t *comp, const char *call)
 {
-    gas_status_t st = gas_rt_wait(comp_done, comp, NULL, call, "completion of the operation");
-    if (st != GAS_OK)
-        return st;
+    if (!comp_done(comp)) {   /* (the name of the wait is made only when it waits) */
+        char what[64];
+        int who = atomic_load_explicit(&comp->who, memory_order_relaxed);
+        if (who > 0)
+            snprintf(what, sizeof what, "completion of the operation on rank %d", who - 1);
+        else
+            snprintf(what, sizeof what, "completion of the operation%s",
+                     who < 0 ? " on several ranks" : "");
+        gas_status_t st = gas_rt_wait(comp_done, comp, NULL, call, what);
+        if (st != GAS_OK)
+            return st;
+    }
     return gas_gs_comp_status(comp, call);
 }
 

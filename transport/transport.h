@@ -48,7 +48,21 @@ typedef struct gas_tl_comp {
     atomic_int err_rank; /* the peer of that failure */
     uint64_t err_off, err_len; /* the range that peer refused (err_len 0: not known); read
                                   once pending is 0 */
+    atomic_int who;      /* where its operations went, for a wait's messages: 1 + the
+                            rank, 0 nowhere yet, -1 several ranks */
 } gas_tl_comp_t;
+
+/* Note that an operation counted in c (may be NULL) goes to rank. */
+static inline void gas_tl_comp_to(gas_tl_comp_t *c, int rank)
+{
+    if (c == NULL)
+        return;
+    int w = atomic_load_explicit(&c->who, memory_order_relaxed);
+    if (w == 0)
+        atomic_store_explicit(&c->who, rank + 1, memory_order_relaxed);
+    else if (w != rank + 1 && w != -1)
+        atomic_store_explicit(&c->who, -1, memory_order_relaxed);
+}
 
 /* Record a failure (the first one wins) of an operation on rank's path; len > 0: the
  * target refused [off, off + len) at its offset off. */
@@ -248,16 +262,19 @@ static inline int gas_tl_rt_issuing(void)
 static inline gas_status_t gas_tl_put(gas_tl_peer_t *p, uint64_t off, const void *src, size_t n,
                                       gas_tl_comp_t *c, const char *call)
 {
+    gas_tl_comp_to(c, p->rank);
     return p->ops->put(p, off, src, n, c, call);
 }
 static inline gas_status_t gas_tl_get(gas_tl_peer_t *p, void *dst, uint64_t off, size_t n,
                                       gas_tl_comp_t *c, const char *call)
 {
+    gas_tl_comp_to(c, p->rank);
     return p->ops->get(p, dst, off, n, c, call);
 }
 static inline gas_status_t gas_tl_amo(gas_tl_peer_t *p, const gas_tl_amo_t *a, gas_tl_comp_t *c,
                                       const char *call)
 {
+    gas_tl_comp_to(c, p->rank);
     return p->ops->amo(p, a, c, call);
 }
 static inline gas_status_t gas_tl_put_signal(gas_tl_peer_t *p, uint64_t off, const void *src,
@@ -265,6 +282,7 @@ static inline gas_status_t gas_tl_put_signal(gas_tl_peer_t *p, uint64_t off, con
                                              gas_signal_op_t op, gas_tl_comp_t *c,
                                              const char *call)
 {
+    gas_tl_comp_to(c, p->rank);
     return p->ops->put_signal(p, off, src, n, sig_off, value, op, c, call);
 }
 

@@ -41,6 +41,7 @@
  * length, reports a mismatch instead of writing past its buffer.
  */
 #include "coll.h"
+#include "runtime/log.h"
 #include "runtime/wait.h"
 
 #include <stdio.h>
@@ -529,6 +530,23 @@ static gas_status_t found_at_end(gas_team_t t, const char *call, const struct ga
                         t->size, from, theirs);
 }
 
+/*
+ * Whether failure note n says only that its writer gave up waiting
+ * (GAS_ERR_TIMEOUT, for its call and the earlier ones it covers), not that
+ * a call was refused or differed: a member whose call of it completed had
+ * every message it needed, each whole, so its result is right.
+ */
+static int timed_out_only(const struct gas_co_note *n)
+{
+    if (n->status != GAS_ERR_TIMEOUT || n->refused || n->earlier_refused)
+        return 0;
+    unsigned k = n->span < sizeof n->earlier ? n->span : sizeof n->earlier;
+    for (unsigned i = 0; i < k; i++)
+        if (n->earlier[i] != 0 && n->earlier[i] != GAS_ERR_TIMEOUT)
+            return 0;
+    return 1;
+}
+
 gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
 {
     if (t->qhead != NULL || t->nfailed != 0)   /* a failure here was the report */
@@ -553,6 +571,13 @@ gas_status_t gas_co_chan_leftover(gas_team_t t, const char *call)
                                 "it; every member must call the same collectives in the same "
                                 "order", t->size, t->world[note_writer(t, 2 * p + 1, &n)], theirs,
                                 gas_strerror((gas_status_t)n.status));
+        if (timed_out_only(&n)) {   /* it gave up waiting; this rank's call had it all */
+            gas_log_warn("coll", "%s: rank %d's part of its %s on a team of %d timed out "
+                         "(GAS_TIMEOUT; that rank reported it) while this rank's call completed "
+                         "with every message it needed: its result here stands", call,
+                         t->world[note_writer(t, 2 * p + 1, &n)], theirs, t->size);
+            continue;
+        }
         return gas_rt_error(GAS_ERR_INVALID, call,
                             "rank %d's part of its %s on a team of %d failed (%s; that rank "
                             "reported the cause) while this rank's call completed, so this "

@@ -413,6 +413,44 @@ static int quiet_done(void *arg)
     return 1;
 }
 
+/* Up to four ranks of q's channels that have not acknowledged (all: q's
+ * ranks at the start) into buf: "rank 3", "ranks 3, 5 and 2 more". */
+static void quiet_ranks(const struct quiet_arg *q, int all, char *buf, size_t cap)
+{
+    uint32_t shown = 0, more = 0;
+    size_t at = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < q->n; i++) {
+        if (!all && (atomic_load_explicit(&q->ch[i]->dead, memory_order_acquire) ||
+                     !gas_udp_seq_lt(atomic_load_explicit(&q->ch[i]->cacked, memory_order_acquire),
+                                     q->until[i])))
+            continue;
+        if (shown == 4) {
+            more++;
+            continue;
+        }
+        int w = snprintf(buf + at, cap - at, "%s%d", shown ? ", " : "", q->ch[i]->rank);
+        if (w > 0 && (size_t)w < cap - at)
+            at += (size_t)w;
+        shown++;
+    }
+    if (more && at < cap)
+        snprintf(buf + at, cap - at, " and %u more", more);
+}
+
+/* A quiet's timeout: which ranks still owe acknowledgements at the deadline. */
+static void quiet_explain(void *arg, char *buf, size_t cap)
+{
+    char ranks[96];
+    quiet_ranks(arg, 0, ranks, sizeof ranks);
+    int several = strchr(ranks, ',') != NULL || strstr(ranks, " more") != NULL;
+    if (ranks[0])
+        snprintf(buf, cap, "%s %s %s not acknowledged this rank's datagrams",
+                 several ? "ranks" : "rank", ranks, several ? "have" : "has");
+    else
+        buf[0] = '\0';
+}
+
 /* Failures of operations that had no completion of their own (gas_tl_take_stored). */
 static gas_status_t take_failures(uint32_t n, const char *call, gas_tl_report_t *rep)
 {
@@ -460,10 +498,11 @@ static gas_status_t udp_quiet(const char *call, gas_tl_report_t *rep)
     }
     gas_status_t st = GAS_OK;
     if (q.n) {
-        char what[96];
-        snprintf(what, sizeof what, "udp acknowledgements from rank %d%s", q.ch[0]->rank,
-                 q.n > 1 ? " and others" : "");
-        st = gas_rt_wait(quiet_done, &q, NULL, call, what);
+        char what[128], ranks[96];
+        quiet_ranks(&q, 1, ranks, sizeof ranks);
+        snprintf(what, sizeof what, "udp acknowledgements from %s %s", q.n > 1 ? "ranks" : "rank",
+                 ranks);
+        st = gas_rt_wait_explained(quiet_done, &q, NULL, call, what, quiet_explain, &q);
     }
     if (st == GAS_OK)
         st = take_failures(n, call, rep);

@@ -221,6 +221,8 @@ static void tlp_arm(struct gas_udp_chan *ch, uint64_t now)
     gas_udp_timer_at(ch->tlp_at);
 }
 
+#define MTU_HINT_FLOOR 576u
+
 void gas_udp_mtu_hint(struct gas_udp_chan *ch, char *buf, size_t size)
 {
     uint32_t lo = UINT32_MAX, hi = 0;
@@ -232,7 +234,12 @@ void gas_udp_mtu_hint(struct gas_udp_chan *ch, char *buf, size_t size)
         lo = s->len < lo ? s->len : lo;
         hi = s->len > hi ? s->len : hi;
     }
-    if (hi == 0 || ch->ack_len_last == 0 || lo <= ch->ack_len_last)
+    /* A link of an MTU below 576 (the datagram every IPv4 host must take)
+     * is not a plausible cause: there, small datagrams going unacknowledged
+     * after smaller ones got through mean a peer that stopped (and the
+     * advice could not be followed below GAS_UDP_MTU's floor of 364). */
+    if (hi == 0 || ch->ack_len_last == 0 || lo <= ch->ack_len_last ||
+        lo + GAS_UDP_IP_UDP_OVERHEAD <= MTU_HINT_FLOOR)
         return;
     snprintf(buf, size, "; only datagrams of %u%s bytes went unacknowledged while smaller ones "
              "got through (the last acknowledgement covered up to %u): a link on the path may "

@@ -381,7 +381,8 @@ int gas_udp_want_sample(const struct gas_udp_chan *ch, uint64_t now);
 /* Into buf (of size bytes), for a peer about to be declared dead: "; only
  * datagrams of N bytes went unacknowledged ..." when every datagram still
  * out is larger than any its last acknowledgement covered (an MTU black
- * hole on the path looks like that), else "". */
+ * hole on the path looks like that) and would not fit a link of MTU 576,
+ * else "". */
 void gas_udp_mtu_hint(struct gas_udp_chan *ch, char *buf, size_t size);
 /* Into buf, for a peer on another host: ": it ... published a loopback
  * address ..." when its address or this rank's is in 127/8 (unreachable
