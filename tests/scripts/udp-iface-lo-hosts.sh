@@ -5,15 +5,12 @@
 # first contact with the other that it "published a loopback address", and
 # the job fails after GAS_UDP_PEER_TIMEOUT (3 s here) with that cause in
 # the peer's death message, rather than a bare "dead or unreachable".
-set -u
-cd "$(dirname "$0")/../.."
+. "$(dirname "$0")/lib-tmp.sh"
 . tests/scripts/lib-udp.sh
 TEST=$BUILD/tests/mr/test_barrier
 require_udp_test "$TEST"
 [ "$(id -u)" = 0 ] || { echo "skipped: needs root (network namespaces)"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
-OUT=$(mktemp)
-trap 'rm -f "$OUT"' EXIT
+OUT=$T/out
 start=$SECONDS
 GAS_UDP_IFACE=lo GAS_TRANSPORT=udp GAS_UDP_PEER_TIMEOUT=3s \
     tests/scripts/netns-run.sh --limit 60 -- -n 2 --timeout 50 "$TEST" >"$OUT" 2>&1

@@ -7,20 +7,17 @@
 #      peer, the loopback device, its MTU and the fix.
 #   2. GAS_TRANSPORT=auto: shm reaches the peer and the job passes.
 # The namespaces come from lib-netns.sh (no traffic leaves them).
-set -u
-cd "$(dirname "$0")/../.."
+. "$(dirname "$0")/lib-tmp.sh"
 . tests/scripts/lib-udp.sh
 TEST=$BUILD/tests/mr/test_barrier
 require_udp_test "$TEST"
-[ "$(id -u)" = 0 ] || { echo "skipped: needs root (network namespaces)"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
-. tests/scripts/lib-netns.sh
+. tests/scripts/lib-netns.sh   # (exits 77 unless root)
+on_exit() { rm -rf "$T"; }     # lib-netns.sh's exit trap replaced lib-tmp.sh's
 netns_setup 2
 ip -n "${NS[0]}" link set lo mtu 300 || fail "lo mtu 300 in ${NS[0]}"
 GASRUN=$(readlink -f "$BUILD/bin/gasrun")
 PROG=$(readlink -f "$TEST")
-OUT=$(mktemp)
-on_exit() { rm -f "$OUT"; }
+OUT=$T/out
 
 start=$SECONDS
 ip netns exec "${NS[0]}" env GAS_TRANSPORT=udp GAS_UDP_IFACE=$NS_DEV \

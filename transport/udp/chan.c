@@ -118,10 +118,10 @@ static void set_addr(struct gas_udp_chan *ch, const unsigned char *a)
         gas_log_warn("udp", "rank %d may be unreachable%s", ch->rank, hint);
 }
 
-/* 127/8, in network order. */
+/* 127/8 (ip in network order). */
 static int is_loopback(uint32_t ip)
 {
-    return (ntohl(ip) >> 24) == 127;
+    return (ntohl(ip) >> IN_CLASSA_NSHIFT) == IN_LOOPBACKNET;
 }
 
 void gas_udp_loopback_hint(const struct gas_udp_chan *ch, char *buf, size_t size)

@@ -414,8 +414,8 @@ static int quiet_done(void *arg)
 }
 
 /* Up to four ranks of q's channels that have not acknowledged (all: q's
- * ranks at the start) into buf: "rank 3", "ranks 3, 5 and 2 more". */
-static void quiet_ranks(const struct quiet_arg *q, int all, char *buf, size_t cap)
+ * ranks at the start) into buf: "3", "3, 5 and 2 more"; how many in all. */
+static uint32_t quiet_ranks(const struct quiet_arg *q, int all, char *buf, size_t cap)
 {
     uint32_t shown = 0, more = 0;
     size_t at = 0;
@@ -436,17 +436,17 @@ static void quiet_ranks(const struct quiet_arg *q, int all, char *buf, size_t ca
     }
     if (more && at < cap)
         snprintf(buf + at, cap - at, " and %u more", more);
+    return shown + more;
 }
 
 /* A quiet's timeout: which ranks still owe acknowledgements at the deadline. */
 static void quiet_explain(void *arg, char *buf, size_t cap)
 {
     char ranks[96];
-    quiet_ranks(arg, 0, ranks, sizeof ranks);
-    int several = strchr(ranks, ',') != NULL || strstr(ranks, " more") != NULL;
-    if (ranks[0])
+    uint32_t k = quiet_ranks(arg, 0, ranks, sizeof ranks);
+    if (k)
         snprintf(buf, cap, "%s %s %s not acknowledged this rank's datagrams",
-                 several ? "ranks" : "rank", ranks, several ? "have" : "has");
+                 k > 1 ? "ranks" : "rank", ranks, k > 1 ? "have" : "has");
     else
         buf[0] = '\0';
 }
@@ -499,8 +499,8 @@ static gas_status_t udp_quiet(const char *call, gas_tl_report_t *rep)
     gas_status_t st = GAS_OK;
     if (q.n) {
         char what[128], ranks[96];
-        quiet_ranks(&q, 1, ranks, sizeof ranks);
-        snprintf(what, sizeof what, "udp acknowledgements from %s %s", q.n > 1 ? "ranks" : "rank",
+        uint32_t k = quiet_ranks(&q, 1, ranks, sizeof ranks);
+        snprintf(what, sizeof what, "udp acknowledgements from %s %s", k > 1 ? "ranks" : "rank",
                  ranks);
         st = gas_rt_wait_explained(quiet_done, &q, NULL, call, what, quiet_explain, &q);
     }
