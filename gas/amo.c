@@ -2,6 +2,37 @@
 #include "internal.h"
 #include "runtime/wait.h"
 
+/*
+ * The name errors give a call: the op and width ride along, since most callers
+ * reach gas_amo through a typed wrapper (gas_atomic_fetch_add_u64 names
+ * itself as "gas_amo (fetch_add, 64-bit)").  Bad op or width: the bare name.
+ */
+#define AMO_NAMES(call) {                                                     \
+    {call " (fetch, 32-bit)", call " (fetch, 64-bit)"},                       \
+    {call " (set, 32-bit)", call " (set, 64-bit)"},                           \
+    {call " (swap, 32-bit)", call " (swap, 64-bit)"},                         \
+    {call " (cswap, 32-bit)", call " (cswap, 64-bit)"},                       \
+    {call " (add, 32-bit)", call " (add, 64-bit)"},                           \
+    {call " (fetch_add, 32-bit)", call " (fetch_add, 64-bit)"},               \
+    {call " (and, 32-bit)", call " (and, 64-bit)"},                           \
+    {call " (fetch_and, 32-bit)", call " (fetch_and, 64-bit)"},               \
+    {call " (or, 32-bit)", call " (or, 64-bit)"},                             \
+    {call " (fetch_or, 32-bit)", call " (fetch_or, 64-bit)"},                 \
+    {call " (xor, 32-bit)", call " (xor, 64-bit)"},                           \
+    {call " (fetch_xor, 32-bit)", call " (fetch_xor, 64-bit)"},               \
+}
+
+_Static_assert(GAS_AMO_OP_COUNT == 12, "AMO_NAMES names every gas_amo_op_t, in order");
+
+static const char *amo_call(int nbi, gas_amo_op_t op, unsigned width)
+{
+    static const char *const names[2][GAS_AMO_OP_COUNT][2] = {AMO_NAMES("gas_amo"),
+                                                              AMO_NAMES("gas_amo_nbi")};
+    if ((unsigned)op >= GAS_AMO_OP_COUNT || (width != 4 && width != 8))
+        return nbi ? "gas_amo_nbi" : "gas_amo";
+    return names[nbi][op][width == 8];
+}
+
 /* Validate an atomic and find its owner; raises the error for `call`. */
 static gas_status_t prepare(const char *call, gas_amo_op_t op, unsigned width, gas_ptr_t p,
                             uint64_t operand, uint64_t compare, uint64_t *result_p,
@@ -41,14 +72,15 @@ static gas_status_t api_amo(gas_amo_op_t op, unsigned width, gas_ptr_t p, uint64
 {
     gas_tl_amo_t a;
     gas_tl_peer_t *peer;
-    gas_status_t st = prepare("gas_amo", op, width, p, operand, compare, result_p, &a, &peer);
+    const char *call = amo_call(0, op, width);
+    gas_status_t st = prepare(call, op, width, p, operand, compare, result_p, &a, &peer);
     if (st != GAS_OK)
         return st;
     gas_tl_comp_t comp = {.pending = 1};
     int began = gas_rt_call_begin();   /* issuing (rdma: several work requests) and completing */
-    st = gas_tl_amo(peer, &a, &comp, "gas_amo");
+    st = gas_tl_amo(peer, &a, &comp, call);
     if (st == GAS_INPROGRESS)
-        st = gas_gs_comp_finish(&comp, "gas_amo");
+        st = gas_gs_comp_finish(&comp, call);
     else
         gas_rt_tick();
     gas_rt_call_end(began);
@@ -66,11 +98,12 @@ static gas_status_t api_amo_nbi(gas_amo_op_t op, unsigned width, gas_ptr_t p,
 {
     gas_tl_amo_t a;
     gas_tl_peer_t *peer;
-    gas_status_t st = prepare("gas_amo_nbi", op, width, p, operand, compare, result_p, &a, &peer);
+    const char *call = amo_call(1, op, width);
+    gas_status_t st = prepare(call, op, width, p, operand, compare, result_p, &a, &peer);
     if (st != GAS_OK)
         return st;
     int began = gas_rt_call_begin();
-    st = gas_tl_amo(peer, &a, NULL, "gas_amo_nbi");
+    st = gas_tl_amo(peer, &a, NULL, call);
     gas_rt_call_end(began);
     gas_rt_tick();
     return st == GAS_INPROGRESS ? GAS_OK : st;

@@ -636,7 +636,11 @@ GAS_EXPORT gas_status_t gas_amo(gas_amo_op_t op, unsigned width, gas_ptr_t p,
 GAS_EXPORT gas_status_t gas_amo_nbi(gas_amo_op_t op, unsigned width, gas_ptr_t p,
                                     uint64_t operand, uint64_t compare, uint64_t *result_p);
 
-/* Typed wrappers: gas_atomic_<op>_<type>, e.g. gas_atomic_fetch_add_u64(p, 1, &old). */
+/*
+ * Typed wrappers: gas_atomic_<op>_<type>, e.g. gas_atomic_fetch_add_u64(p, 1, &old).
+ * They call gas_amo, so their errors name it with the op and width:
+ * "gas_amo (fetch_add, 64-bit): ...".
+ */
 #define GAS_DEFINE_ATOMICS_(T, S, W)                                                  \
 static inline gas_status_t gas_atomic_fetch_##S(gas_ptr_t p, T *old_p)               \
 { uint64_t r; gas_status_t s = gas_amo(GAS_AMO_FETCH, W, p, 0, 0, &r);               \

@@ -247,7 +247,12 @@ static void case_align(void)
                  GAS_ERR_ALIGN);
     uint32_t o32 = 0;
     CHECK_STATUS(gas_atomic_fetch_add_u32(test_at(arr, (uint64_t)next * APART + 133), 1, &o32), GAS_ERR_ALIGN);
+    check_last_error("gas_amo (fetch_add, 32-bit)"); /* a typed wrapper's error names its op */
     CHECK_STATUS(gas_atomic_cswap_u64(test_at(arr, (uint64_t)next * APART + 135), 0, 1, &res), GAS_ERR_ALIGN);
+    check_last_error("gas_amo (cswap, 64-bit)");
+    CHECK_STATUS(gas_amo_nbi(GAS_AMO_XOR, 4, test_at(arr, (uint64_t)next * APART + 134), 1, 0, NULL),
+                 GAS_ERR_ALIGN);
+    check_last_error("gas_amo_nbi (xor, 32-bit)");
     /* a misaligned signal word: the payload is not written either */
     CHECK_STATUS(gas_put_signal(test_at(arr, (uint64_t)next * APART + 256), buf, 32,
                                 test_at(arr, (uint64_t)next * APART + 129), 1, GAS_SIGNAL_ADD), GAS_ERR_ALIGN);
