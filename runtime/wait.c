@@ -322,15 +322,22 @@ struct wait_explainer {
 static _Thread_local struct wait_explainer explainer;
 static _Thread_local int explaining;
 
+/* The explainer's finding into why[cap] ("" when the wait has none). */
+static void explain_wait(char *why, size_t cap)
+{
+    why[0] = '\0';
+    if (explainer.fn) {
+        explaining = 1;
+        explainer.fn(explainer.arg, why, cap);
+        explaining = 0;
+    }
+}
+
 /* A wait's GAS_ERR_TIMEOUT, raised: its explainer's finding first, when it has one. */
 static gas_status_t timeout_error(const char *call, const char *what, uint64_t waited)
 {
-    char why[480] = "";
-    if (explainer.fn) {
-        explaining = 1;
-        explainer.fn(explainer.arg, why, sizeof why);
-        explaining = 0;
-    }
+    char why[480];
+    explain_wait(why, sizeof why);
     if (why[0])
         return gas_rt_error(GAS_ERR_TIMEOUT, call, "%s (GAS_TIMEOUT: waited %.1f s for %s)", why,
                             (double)waited / 1e9, what);
@@ -378,8 +385,10 @@ static gas_status_t wait_slow(gas_rt_cond_fn cond, void *arg, const void *watch,
             return timeout_error(call, what, waited);
         }
         if (!warned && stall_warn_after_ns && now - own >= stall_warn_after_ns) {
-            gas_log_warn("wait", "%s has waited %.0f s for %s", call, (double)(now - own) / 1e9,
-                         what);
+            char why[480];   /* who is awaited, where the wait can tell (a collective) */
+            explain_wait(why, sizeof why);
+            gas_log_warn("wait", "%s has waited %.0f s for %s%s%s", call, (double)(now - own) / 1e9,
+                         what, why[0] ? ": " : "", why);
             warned = 1;
         }
         uint64_t slice = sleep_slice_ns;
