@@ -36,6 +36,8 @@ struct ivar_set {
     size_t *indices;   /* SOME: where the satisfying indices go */
     size_t found;      /* ANY: the index (SIZE_MAX: none); SOME: how many */
     int lost;          /* a rank given up on (-1: none) */
+    uint64_t probe_at; /* gas_tl_probe_due's clock for this wait */
+    int probe_next;    /* the next rank gas_tl_probe_gone_some looks at */
 };
 
 static int counts(const struct ivar_set *s, size_t i)
@@ -130,6 +132,10 @@ static int set_cond(void *arg)
     struct ivar_set *s = arg;
     if (look(s))
         return 1;
+    /* Any rank may be the writer: node-mates whose process ended are found
+     * here, a few per probe (over udp a rank is found lost by its traffic) */
+    if (gas_tl_probe_due(&s->probe_at))
+        gas_tl_probe_gone_some(&s->probe_next);
     s->lost = gas_tl_first_lost(NULL, gas_gs.nranks);
     return s->lost >= 0;
 }

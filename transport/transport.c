@@ -38,6 +38,11 @@ static int my_rank, job_size, forced_id;
 static int multi_node;   /* the job has ranks on other nodes (so udp is up) */
 static _Atomic int nexited; /* peers whose process was seen to end (gas_tl_mark_exited) */
 static _Atomic unsigned char *exited_tab; /* per rank: 1 once marked */
+/* Per rank, for gas_tl_probe_gone_some: whether its process can be looked at
+ * from here (a node-mate over a transport with ops->gone), once known. */
+enum { GONE_UNKNOWN = 0, GONE_LOOKABLE, GONE_NOT_LOOKABLE };
+static _Atomic unsigned char *gone_kind;
+#define GONE_BATCH 8   /* ranks looked at per due probe */
 
 /* How every message about such a rank says it (after "rank R is gone: "). */
 #define EXITED_WHAT \
@@ -90,8 +95,9 @@ gas_status_t gas_tl_init(const struct gas_rt_boot *b, const gas_tl_env_t *env, i
     multi_node = env->local_size > 0 && env->local_size < env->nranks;
     gas_tl_peers_ = calloc((size_t)env->nranks, sizeof *gas_tl_peers_);
     exited_tab = calloc((size_t)env->nranks, sizeof *exited_tab);
+    gone_kind = calloc((size_t)env->nranks, sizeof *gone_kind);
     atomic_store(&nexited, 0);
-    if (gas_tl_peers_ == NULL || exited_tab == NULL)
+    if (gas_tl_peers_ == NULL || exited_tab == NULL || gone_kind == NULL)
         return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the %d-entry route table",
                             env->nranks);
     /* Address record: entries of [version u8][transport id u8][len u16 LE][blob]. */
@@ -142,6 +148,8 @@ void gas_tl_fini(void)
         free(gas_tl_peers_);
         free((void *)exited_tab);
         exited_tab = NULL;
+        free((void *)gone_kind);
+        gone_kind = NULL;
         gas_tl_peers_ = NULL;
     }
     for (size_t k = NREG; k-- > 0;) {
@@ -373,6 +381,67 @@ void gas_tl_probe(int rank)
         gas_tl_mark_exited(rank);
     if (p->ops->id != GAS_TL_SHM || multi_node)
         gas_udp_probe(rank);
+}
+
+/* Whether rank's address record names a transport, active here, that reaches
+ * it and can tell whether its process has ended (ops->gone).  Asks the
+ * bootstrap store; sends the rank nothing. */
+static int record_lookable(int rank)
+{
+    void *rec = NULL;
+    size_t len = 0;
+    int lookable = 0;
+    if (boot->kv_get(rank, "tl", &rec, &len) != GAS_OK)
+        return 0;
+    for (size_t i = 0; i < NREG && !lookable; i++) {
+        size_t elen = 0;
+        int bad = 0;
+        const unsigned char *e = active[i] && registry[i]->gone
+                                     ? find_entry(rec, len, (int)registry[i]->id, &elen, &bad)
+                                     : NULL;
+        lookable = e != NULL && registry[i]->reachable(e, elen);
+    }
+    free(rec);
+    return lookable;
+}
+
+/* rank's route, when its process can be looked at (connecting to a node-mate
+ * to do so); NULL otherwise.  gone_kind keeps the record's answer. */
+static gas_tl_peer_t *gone_route(int rank)
+{
+    gas_tl_peer_t *p = atomic_load_explicit(&gas_tl_peers_[rank], memory_order_acquire);
+    if (p == NULL) {
+        unsigned char k = atomic_load_explicit(&gone_kind[rank], memory_order_relaxed);
+        if (k == GONE_UNKNOWN) {
+            k = record_lookable(rank) ? GONE_LOOKABLE : GONE_NOT_LOOKABLE;
+            atomic_store_explicit(&gone_kind[rank], k, memory_order_relaxed);
+        }
+        if (k != GONE_LOOKABLE || gas_tl_peer(rank, &p) != GAS_OK)
+            return NULL;   /* (a connect that found its process gone marked it) */
+    }
+    if (p->ops->gone == NULL) {
+        atomic_store_explicit(&gone_kind[rank], GONE_NOT_LOOKABLE, memory_order_relaxed);
+        return NULL;
+    }
+    return p;
+}
+
+void gas_tl_probe_gone_some(int *cursor)
+{
+    if (job_size <= 1 || gone_kind == NULL)
+        return;
+    for (int k = 0; k < GONE_BATCH && k < job_size - 1; k++) {
+        int r = *cursor >= 0 && *cursor < job_size ? *cursor : 0;
+        if (r == my_rank)
+            r = (r + 1) % job_size;
+        *cursor = (r + 1) % job_size;
+        if (peer_exited(r) ||
+            atomic_load_explicit(&gone_kind[r], memory_order_relaxed) == GONE_NOT_LOOKABLE)
+            continue;
+        gas_tl_peer_t *p = gone_route(r);
+        if (p != NULL && p->ops->gone(p))
+            gas_tl_mark_exited(r);
+    }
 }
 
 int gas_tl_signal_missing(uint64_t *probe_at, int from, const int *ranks, int n)

@@ -362,6 +362,18 @@ void gas_tl_lost_what(int rank, char *buf, size_t cap);
 int gas_tl_probe_due(uint64_t *at);
 void gas_tl_probe(int rank);
 /*
+ * For a wait that no one rank owes (gas_wait_until on this rank's own
+ * words), called when gas_tl_probe_due says so: looks whether the processes
+ * of the next few ranks (*cursor, in turn) have ended, where a transport can
+ * tell without sending anything (a node-mate over shm: ops->gone), and
+ * marks those lost (gas_tl_mark_exited).  A writer that exited without
+ * gas_finalize then fails the wait (GAS_ERR_PEER) instead of hanging it.
+ * Ranks reached over udp are not probed: that would send them traffic, and
+ * a rank computing outside libgas with GAS_PROGRESS=poll would be declared
+ * dead for not answering.  Called from the waiting thread only.
+ */
+void gas_tl_probe_gone_some(int *cursor);
+/*
  * One poll of a wait for a signal from `from` that has not come: probe
  * `from` when due (probe_at as for gas_tl_probe_due), then the first lost
  * rank of ranks (gas_tl_first_lost), or -1 to go on waiting.

@@ -3,7 +3,8 @@
  * which gasrun lets the job go on after) must not hang the others: the last
  * rank exits right after gas_init; every other rank then calls MODE
  * (barrier, allreduce or teambarrier: a world barrier, a team collective, a
- * team barrier), which must fail with GAS_ERR_PEER within GAS_TIMEOUT
+ * team barrier; or wait: gas_wait_until on a word of its own that nobody
+ * writes, after a gas_malloc and a barrier that the last rank takes part in), which must fail with GAS_ERR_PEER within GAS_TIMEOUT
  * (set it: the test fails on GAS_ERR_TIMEOUT) naming a rank as gone (the
  * last one, or a survivor that already failed and left) or a member's
  * failure note.
@@ -24,10 +25,16 @@ int main(int argc, char **argv)
         printf("rank_gone: needs 2 ranks or more\n");
         return 2;
     }
+    gas_ptr_t words = GAS_NULL;
+    if (strcmp(mode, "wait") == 0 &&
+        (gas_malloc(8 * (size_t)n, &words) != GAS_OK || gas_barrier() != GAS_OK))
+        return 2;
     if (me == gone)
         exit(0);
     gas_status_t st;
-    if (strcmp(mode, "allreduce") == 0) {
+    if (strcmp(mode, "wait") == 0) {   /* any rank could write it: the node-mates are looked at */
+        st = gas_wait_until_u64((uint64_t *)gas_ptr_local(words), GAS_CMP_EQ, 1);
+    } else if (strcmp(mode, "allreduce") == 0) {
         int64_t x = 1, y = 0;
         st = gas_allreduce(GAS_TEAM_WORLD, &y, &x, 1, GAS_INT64, GAS_OP_SUM);
     } else if (strcmp(mode, "teambarrier") == 0) {

@@ -29,8 +29,8 @@ void gr_rank_gone_check(struct gr_job *job, int r)
     rk->gone = true;
     job->gone[job->ngone++] = r;
     /* Not a failure (the others may be leaving too), but the usual cause of
-     * a barrier or collective that then fails in the others (over shm at
-     * once, the process being gone; over udp after GAS_UDP_PEER_TIMEOUT),
+     * a barrier, collective or wait that then fails in the others (over shm
+     * at once, the process being gone; over udp after GAS_UDP_PEER_TIMEOUT),
      * which gasrun cannot see: say so once, while others still run (not once
      * the job is failing: gasrun ends it then, and the exit may be an
      * abort's). */
@@ -39,9 +39,10 @@ void gr_rank_gone_check(struct gr_job *job, int r)
         !job->warned_nofini) {
         char name[128];
         job->warned_nofini = true;
-        gr_msg("%s exited with status 0 %s while %d rank%s still run%s; a barrier or "
-               "collective that needs it cannot complete (it fails with GAS_ERR_PEER: on this "
-               "node at once, off it after GAS_UDP_PEER_TIMEOUT)",
+        gr_msg("%s exited with status 0 %s while %d rank%s still run%s; a barrier, "
+               "collective or gas_wait_until that needs it cannot complete: it fails with "
+               "GAS_ERR_PEER, at once where shm reaches it, else once udp gives up on it "
+               "(GAS_UDP_PEER_TIMEOUT; a gas_wait_until at its GAS_TIMEOUT)",
                gr_rank_name(job, r, name),
                gr_rdv_fini_failed(job->rdv, (uint32_t)r)
                    ? "after its gas_finalize failed (it was not finalized; its error says why)"
