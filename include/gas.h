@@ -60,8 +60,8 @@
  * collective call on a team made while another thread of the same rank is
  * inside one on that team (from entry to return; for an _nb call, its start)
  * fails with GAS_ERR_INVALID saying so and does nothing (it is not counted
- * as the team's next call); gas_barrier, gas_malloc, gas_malloc_dist and
- * gas_free count as calls on GAS_TEAM_WORLD.
+ * as the team's next call); gas_barrier, gas_malloc, gas_malloc_dist,
+ * gas_free and gas_finalize count as calls on GAS_TEAM_WORLD.
  * gas_alloc, gas_dealloc and gas_memory_stats may be called from any thread
  * at any time between gas_init and gas_finalize, and may overlap a
  * gas_finalize that another thread of the rank runs: each such call either

@@ -184,10 +184,15 @@ GAS_EXPORT gas_status_t gas_finalize(void)
     gas_status_t st = gas_gs_check("gas_finalize");
     if (st != GAS_OK)
         return st;
+    /* A world collective call, refused while another thread of this rank is in
+     * one (its barrier would count this rank twice); held to the end. */
+    if ((st = gas_co_call_enter("gas_finalize", gas_team_world_)) != GAS_OK)
+        return st;
     int began = gas_rt_call_begin();   /* its waits (barrier, transports' ends) in one GAS_TIMEOUT */
     st = gas_gs_barrier_call("gas_finalize", GAS_GS_CALL_FINALIZE, 0, NULL);
     if (st == GAS_ERR_INVALID || st == GAS_ERR_TIMEOUT) {
         gas_rt_call_end(began);
+        gas_co_call_leave(gas_team_world_, st);
         say_fini_failed(st);
         return st; /* another call elsewhere, or late ranks: still initialised, may retry */
     }

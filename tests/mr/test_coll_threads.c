@@ -13,8 +13,8 @@
  * gas_team_destroy(GAS_TEAM_WORLD), which does nothing whether or not it
  * gets in (the world team cannot be destroyed), until that fails for the
  * other thread.  Then B's gas_allreduce, gas_allreduce_nb, gas_broadcast,
- * gas_team_split_strided, gas_barrier and gas_malloc on the world must fail
- * that way, and B signals the others.  GAS_ERRORS=return.
+ * gas_team_split_strided, gas_barrier, gas_malloc and gas_finalize on the
+ * world must fail that way, and B signals the others.  GAS_ERRORS=return.
  */
 #include "check.h"
 
@@ -94,6 +94,10 @@ static void one_round(int round)
                           gas_team_split_strided(team, 0, 1, t_nranks, &sub), tw);
             check_refused("gas_barrier", gas_barrier(), tw);
             check_refused("gas_malloc", gas_malloc(64, &arr), tw);
+            /* Refused, and the rank stays initialised (before: its barrier counted
+             * this rank twice, and rank 0 could then not finalize) */
+            check_refused("gas_finalize", gas_finalize(), tw);
+            CHECK(gas_initialized(), "a refused gas_finalize finalized the rank");
         }
         /* Now the others may join A's call. */
         for (int r = 1; r < P; r++) {
