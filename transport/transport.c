@@ -42,6 +42,8 @@ static _Atomic unsigned char *exited_tab; /* per rank: 1 once marked */
  * from here (a node-mate over a transport with ops->gone), once known. */
 enum { GONE_UNKNOWN = 0, GONE_LOOKABLE, GONE_NOT_LOOKABLE };
 static _Atomic unsigned char *gone_kind;
+static unsigned char **gone_entry;   /* per rank: its entry, when GONE_LOOKABLE (gone_learn) */
+static pthread_mutex_t gone_lock = PTHREAD_MUTEX_INITIALIZER;
 #define GONE_BATCH 8   /* ranks looked at per due probe */
 
 /* How every message about such a rank says it (after "rank R is gone: "). */
@@ -96,8 +98,9 @@ gas_status_t gas_tl_init(const struct gas_rt_boot *b, const gas_tl_env_t *env, i
     gas_tl_peers_ = calloc((size_t)env->nranks, sizeof *gas_tl_peers_);
     exited_tab = calloc((size_t)env->nranks, sizeof *exited_tab);
     gone_kind = calloc((size_t)env->nranks, sizeof *gone_kind);
+    gone_entry = calloc((size_t)env->nranks, sizeof *gone_entry);
     atomic_store(&nexited, 0);
-    if (gas_tl_peers_ == NULL || exited_tab == NULL || gone_kind == NULL)
+    if (gas_tl_peers_ == NULL || exited_tab == NULL || gone_kind == NULL || gone_entry == NULL)
         return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the %d-entry route table",
                             env->nranks);
     /* Address record: entries of [version u8][transport id u8][len u16 LE][blob]. */
@@ -148,6 +151,10 @@ void gas_tl_fini(void)
         free(gas_tl_peers_);
         free((void *)exited_tab);
         exited_tab = NULL;
+        for (int r = 0; gone_entry && r < job_size; r++)
+            free(gone_entry[r]);
+        free(gone_entry);
+        gone_entry = NULL;
         free((void *)gone_kind);
         gone_kind = NULL;
         gas_tl_peers_ = NULL;
@@ -383,47 +390,55 @@ void gas_tl_probe(int rank)
         gas_udp_probe(rank);
 }
 
-/* Whether rank's address record names a transport, active here, that reaches
- * it and can tell whether its process has ended (ops->gone).  Asks the
- * bootstrap store; sends the rank nothing. */
-static int record_lookable(int rank)
+/*
+ * rank's address entry of the first active transport that reaches it and can
+ * tell from it whether its process has ended (ops->gone_addr), copied into
+ * gone_entry[rank] as [registry index][len u16 LE][entry]; kept in gone_kind.
+ * Asks the bootstrap store once per rank; sends the rank nothing.
+ */
+static void gone_learn(int rank)
 {
     void *rec = NULL;
     size_t len = 0;
-    int lookable = 0;
-    if (boot->kv_get(rank, "tl", &rec, &len) != GAS_OK)
-        return 0;
-    for (size_t i = 0; i < NREG && !lookable; i++) {
-        size_t elen = 0;
-        int bad = 0;
-        const unsigned char *e = active[i] && registry[i]->gone
-                                     ? find_entry(rec, len, (int)registry[i]->id, &elen, &bad)
-                                     : NULL;
-        lookable = e != NULL && registry[i]->reachable(e, elen);
+    unsigned char *copy = NULL;
+    if (boot->kv_get(rank, "tl", &rec, &len) == GAS_OK) {
+        for (size_t i = 0; i < NREG && copy == NULL; i++) {
+            size_t elen = 0;
+            int bad = 0;
+            const unsigned char *e = active[i] && registry[i]->gone_addr
+                                         ? find_entry(rec, len, (int)registry[i]->id, &elen, &bad)
+                                         : NULL;
+            if (e == NULL || !registry[i]->reachable(e, elen) || (copy = malloc(3 + elen)) == NULL)
+                continue;
+            copy[0] = (unsigned char)i;
+            copy[1] = (unsigned char)elen;
+            copy[2] = (unsigned char)(elen >> 8);
+            memcpy(copy + 3, e, elen);
+        }
+        free(rec);
     }
-    free(rec);
-    return lookable;
+    pthread_mutex_lock(&gone_lock);
+    if (atomic_load_explicit(&gone_kind[rank], memory_order_relaxed) == GONE_UNKNOWN) {
+        gone_entry[rank] = copy;
+        copy = NULL;
+        atomic_store_explicit(&gone_kind[rank], gone_entry[rank] ? GONE_LOOKABLE : GONE_NOT_LOOKABLE,
+                              memory_order_release);
+    }
+    pthread_mutex_unlock(&gone_lock);
+    free(copy);   /* another thread learnt it first */
 }
 
-/* rank's route, when its process can be looked at (connecting to a node-mate
- * to do so); NULL otherwise.  gone_kind keeps the record's answer. */
-static gas_tl_peer_t *gone_route(int rank)
+void gas_tl_look_gone(int rank)
 {
-    gas_tl_peer_t *p = atomic_load_explicit(&gas_tl_peers_[rank], memory_order_acquire);
-    if (p == NULL) {
-        unsigned char k = atomic_load_explicit(&gone_kind[rank], memory_order_relaxed);
-        if (k == GONE_UNKNOWN) {
-            k = record_lookable(rank) ? GONE_LOOKABLE : GONE_NOT_LOOKABLE;
-            atomic_store_explicit(&gone_kind[rank], k, memory_order_relaxed);
-        }
-        if (k != GONE_LOOKABLE || gas_tl_peer(rank, &p) != GAS_OK)
-            return NULL;   /* (a connect that found its process gone marked it) */
-    }
-    if (p->ops->gone == NULL) {
-        atomic_store_explicit(&gone_kind[rank], GONE_NOT_LOOKABLE, memory_order_relaxed);
-        return NULL;
-    }
-    return p;
+    if (gone_kind == NULL || rank < 0 || rank >= job_size || rank == my_rank || peer_exited(rank))
+        return;
+    if (atomic_load_explicit(&gone_kind[rank], memory_order_acquire) == GONE_UNKNOWN)
+        gone_learn(rank);
+    if (atomic_load_explicit(&gone_kind[rank], memory_order_acquire) != GONE_LOOKABLE)
+        return;
+    const unsigned char *e = gone_entry[rank];
+    if (registry[e[0]]->gone_addr(e + 3, (size_t)e[1] | (size_t)e[2] << 8))
+        gas_tl_mark_exited(rank);
 }
 
 void gas_tl_probe_gone_some(int *cursor)
@@ -435,12 +450,7 @@ void gas_tl_probe_gone_some(int *cursor)
         if (r == my_rank)
             r = (r + 1) % job_size;
         *cursor = (r + 1) % job_size;
-        if (peer_exited(r) ||
-            atomic_load_explicit(&gone_kind[r], memory_order_relaxed) == GONE_NOT_LOOKABLE)
-            continue;
-        gas_tl_peer_t *p = gone_route(r);
-        if (p != NULL && p->ops->gone(p))
-            gas_tl_mark_exited(r);
+        gas_tl_look_gone(r);
     }
 }
 

@@ -198,6 +198,11 @@ struct gas_tl_ops {
      * signal from peer; NULL where the transport cannot tell.
      */
     int (*gone)(gas_tl_peer_t *peer);
+    /*
+     * The same from the rank's published address entry, without connecting:
+     * 1 gone, 0 alive or cannot tell.  NULL where the transport cannot tell.
+     */
+    int (*gone_addr)(const void *addr, size_t len);
     /* Drive outstanding work; returns how many events were handled. */
     int (*progress)(void);
     /*
@@ -365,7 +370,8 @@ void gas_tl_probe(int rank);
  * For a wait that no one rank owes (gas_wait_until on this rank's own
  * words), called when gas_tl_probe_due says so: looks whether the processes
  * of the next few ranks (*cursor, in turn) have ended, where a transport can
- * tell without sending anything (a node-mate over shm: ops->gone), and
+ * tell from the address the rank published, without connecting or sending
+ * anything (a node-mate that shm reaches: ops->gone_addr), and
  * marks those lost (gas_tl_mark_exited).  A writer that exited without
  * gas_finalize then fails the wait (GAS_ERR_PEER) instead of hanging it.
  * Ranks reached over udp are not probed: that would send them traffic, and
@@ -373,6 +379,8 @@ void gas_tl_probe(int rank);
  * dead for not answering.  Called from the waiting thread only.
  */
 void gas_tl_probe_gone_some(int *cursor);
+/* The same look at one rank's process (sends nothing). */
+void gas_tl_look_gone(int rank);
 /*
  * One poll of a wait for a signal from `from` that has not come: probe
  * `from` when due (probe_at as for gas_tl_probe_due), then the first lost

@@ -768,13 +768,13 @@ static gas_status_t relayed_failure(const struct gas_co_sched *s, int p, int via
          * may not have given up on it yet (it says so when it has). */
         int r = (int)(n->lost - 1);
         char what[192];
+        gas_tl_look_gone(r);   /* a node-mate's ended process: this rank can see why itself */
         if (gas_tl_first_lost(&r, 1) == r)
             gas_tl_lost_what(r, what, sizeof what);
-        else
+        else   /* (the note names the rank, not how it was lost) */
             snprintf(what, sizeof what,
-                     "rank %d is dead or unreachable (another rank's udp gave up on it after "
-                     "GAS_UDP_PEER_TIMEOUT: rank %d's failure note says so)",
-                     r, t->world[p]);
+                     "rank %d is dead or unreachable (rank %d's failure note says so; its "
+                     "error says how it was lost)", r, t->world[p]);
         snprintf(lost, sizeof lost, ": %s", what);
     }
     char relay[64] = "";

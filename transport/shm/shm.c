@@ -11,7 +11,9 @@
 #include "runtime/error.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,12 +57,30 @@ static int shm_reachable(const void *addr, size_t len)
 
 /*
  * The node-mate's process pid no longer exists (it exited, finalized or not,
- * or was killed).  A pid the kernel gave to another process since reads as
- * alive: a wait then goes on as before, never fails wrongly.
+ * or was killed), or has ended and waits to be reaped (a zombie: its
+ * segment can no longer be opened, and before this look a connect then fell
+ * through to udp, which needs GAS_UDP_PEER_TIMEOUT to find it gone).  A pid
+ * the kernel gave to another process since reads as alive: a wait then goes
+ * on as before, never fails wrongly.
  */
 static int pid_gone(pid_t pid)
 {
-    return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+    if (pid <= 0)
+        return 0;
+    if (kill(pid, 0) != 0)
+        return errno == ESRCH;
+    char path[48], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');   /* "pid (comm) S ...": comm may hold ')' */
+    return paren != NULL && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
 }
 
 static gas_status_t shm_connect(int rank, const void *addr, size_t len, gas_tl_peer_t **peer_p)
@@ -163,6 +183,12 @@ static int shm_gone(gas_tl_peer_t *peer)
     return p->mapped && pid_gone(p->pid);
 }
 
+static int shm_gone_addr(const void *addr, size_t len)
+{
+    return shm_reachable(addr, len) &&
+           pid_gone((pid_t)gas_boot_get_u32((const unsigned char *)addr + 8));
+}
+
 static void shm_disconnect(gas_tl_peer_t *peer)
 {
     struct shm_peer *p = (struct shm_peer *)peer;
@@ -189,6 +215,7 @@ const struct gas_tl_ops gas_shm_ops = {
     .fence = shm_fence,
     .quiet = shm_quiet,
     .gone = shm_gone,
+    .gone_addr = shm_gone_addr,
     .progress = gas_tl_no_progress,
     .stats = gas_tl_no_stats,
     .disconnect = shm_disconnect,
