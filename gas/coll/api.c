@@ -574,9 +574,13 @@ static gas_status_t vector(struct call *c, const size_t *counts, const size_t *d
         if (displs == NULL)
             d[i] = packed;
         packed += counts[i];
-        if (d[i] > SIZE_MAX / es - counts[i])
+        if (d[i] > SIZE_MAX / es - counts[i]) {
+            if (displs == NULL)   /* (packed: the blocks' running sum) */
+                return gas_rt_error(GAS_ERR_OVERFLOW, c->name, "%s%scounts overflow (their "
+                                    "sum times the element size, displs being NULL)", what, sp);
             return gas_rt_error(GAS_ERR_OVERFLOW, c->name, "%s%sdispls[%d] + counts overflow",
                                 what, sp, i);
+        }
         if (d[i] + counts[i] > end)
             end = d[i] + counts[i];
     }

@@ -1197,6 +1197,14 @@ static void t_errors_v(void)
               "overflow", "gatherv, counts overflow");
     check_err(gas_scatterv(w, buf, buf, huge, NULL, GAS_INT32, 0), GAS_ERR_OVERFLOW,
               "overflow", "scatterv, counts overflow");
+    if (n >= 2) {   /* each block fits, their sum times 4 bytes does not: no displs to blame */
+        size_t sixth[64];
+        for (int i = 0; i < n; i++)
+            sixth[i] = SIZE_MAX / 6;
+        check_err(gas_allgatherv(w, buf, buf, sixth, NULL, GAS_INT32), GAS_ERR_OVERFLOW,
+                  "counts overflow (their sum times the element size, displs being NULL)",
+                  "allgatherv, NULL displs, the blocks' sum overflows");
+    }
     check_err(gas_gatherv_nb(w, buf, buf, ones, NULL, GAS_INT32, 0, NULL), GAS_ERR_INVALID,
               "handle_p is NULL", "gatherv_nb, handle_p NULL");
     check_err(gas_scatterv_nb(w, buf, buf, ones, NULL, GAS_INT32, 0, &h), GAS_OK, "",
