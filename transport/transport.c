@@ -38,8 +38,9 @@ static int my_rank, job_size, forced_id;
 static int multi_node;   /* the job has ranks on other nodes (so udp is up) */
 static _Atomic int nexited; /* peers whose process was seen to end (gas_tl_mark_exited) */
 static _Atomic unsigned char *exited_tab; /* per rank: 1 once marked */
-/* Per rank, for gas_tl_probe_gone_some: whether its process can be looked at
- * from here (a node-mate over a transport with ops->gone), once known. */
+/* Per rank, for gas_tl_look_gone: whether its process can be looked at from
+ * here (a node-mate, by a transport with ops->gone_addr), once known.  Same
+ * node_id is taken to mean the same pid namespace, as shm's connect does. */
 enum { GONE_UNKNOWN = 0, GONE_LOOKABLE, GONE_NOT_LOOKABLE };
 static _Atomic unsigned char *gone_kind;
 static unsigned char **gone_entry;   /* per rank: its entry, when GONE_LOOKABLE (gone_learn) */
