@@ -7,20 +7,14 @@
  * reach gas_amo through a typed wrapper (gas_atomic_fetch_add_u64 names
  * itself as "gas_amo (fetch_add, 64-bit)").  Bad op or width: the bare name.
  */
-#define AMO_NAMES(call) {                                                     \
-    {call " (fetch, 32-bit)", call " (fetch, 64-bit)"},                       \
-    {call " (set, 32-bit)", call " (set, 64-bit)"},                           \
-    {call " (swap, 32-bit)", call " (swap, 64-bit)"},                         \
-    {call " (cswap, 32-bit)", call " (cswap, 64-bit)"},                       \
-    {call " (add, 32-bit)", call " (add, 64-bit)"},                           \
-    {call " (fetch_add, 32-bit)", call " (fetch_add, 64-bit)"},               \
-    {call " (and, 32-bit)", call " (and, 64-bit)"},                           \
-    {call " (fetch_and, 32-bit)", call " (fetch_and, 64-bit)"},               \
-    {call " (or, 32-bit)", call " (or, 64-bit)"},                             \
-    {call " (fetch_or, 32-bit)", call " (fetch_or, 64-bit)"},                 \
-    {call " (xor, 32-bit)", call " (xor, 64-bit)"},                           \
-    {call " (fetch_xor, 32-bit)", call " (fetch_xor, 64-bit)"},               \
-}
+#define AMO_WIDTHS(call, op) {call " (" op ", 32-bit)", call " (" op ", 64-bit)"}
+#define AMO_NAMES(call)                                                       \
+    {AMO_WIDTHS(call, "fetch"), AMO_WIDTHS(call, "set"),                      \
+     AMO_WIDTHS(call, "swap"), AMO_WIDTHS(call, "cswap"),                     \
+     AMO_WIDTHS(call, "add"), AMO_WIDTHS(call, "fetch_add"),                  \
+     AMO_WIDTHS(call, "and"), AMO_WIDTHS(call, "fetch_and"),                  \
+     AMO_WIDTHS(call, "or"), AMO_WIDTHS(call, "fetch_or"),                    \
+     AMO_WIDTHS(call, "xor"), AMO_WIDTHS(call, "fetch_xor")}
 
 _Static_assert(GAS_AMO_OP_COUNT == 12, "AMO_NAMES names every gas_amo_op_t, in order");
 

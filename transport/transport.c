@@ -370,7 +370,7 @@ int gas_tl_probe_due(uint64_t *at)
 }
 
 /*
- * A node-mate whose process has ended (ops->gone: it exited without
+ * A node-mate whose process has ended (gas_tl_look_gone: it exited without
  * gas_finalize, status 0, which gasrun lets the job go on after, or was
  * killed) is lost at once, like a peer udp gave up on: every wait that
  * needs it fails naming it, on one node too, where nothing else would end
@@ -385,8 +385,7 @@ void gas_tl_probe(int rank)
     gas_tl_peer_t *p;
     if (peer_exited(rank) || gas_tl_peer(rank, &p) != GAS_OK)
         return;
-    if (p->ops->gone && p->ops->gone(p))
-        gas_tl_mark_exited(rank);
+    gas_tl_look_gone(rank);
     if (p->ops->id != GAS_TL_SHM || multi_node)
         gas_udp_probe(rank);
 }

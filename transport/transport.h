@@ -193,14 +193,11 @@ struct gas_tl_ops {
      */
     void (*init_done)(void);
     /*
-     * 1 when peer's process is known to have ended (shm: the node-mate's
-     * process is gone).  Asked only by a wait that has waited long for a
-     * signal from peer; NULL where the transport cannot tell.
-     */
-    int (*gone)(gas_tl_peer_t *peer);
-    /*
-     * The same from the rank's published address entry, without connecting:
-     * 1 gone, 0 alive or cannot tell.  NULL where the transport cannot tell.
+     * 1 when the process of the rank that published addr (this transport's
+     * entry) is known to have ended (shm: a node-mate's pid is gone), 0 when
+     * alive or it cannot tell; no connection needed.  Asked only by waits
+     * that have waited long (gas_tl_look_gone); NULL where the transport
+     * cannot tell.
      */
     int (*gone_addr)(const void *addr, size_t len);
     /* Drive outstanding work; returns how many events were handled. */
@@ -221,7 +218,7 @@ void gas_tl_cpu_sharers(int ranks);
 /* Every active transport's init_done() (see the ops table). */
 void gas_tl_init_done(void);
 /*
- * rank's process is known to have ended (a node-mate: ops->gone, or its
+ * rank's process is known to have ended (a node-mate: ops->gone_addr, or its
  * segment could not be opened because its process is gone): it is lost
  * from now on, like a peer udp gave up on (gas_tl_first_lost names it, udp
  * tells the other ranks), and connecting to it fails at once.  Says so once.

@@ -23,7 +23,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-
 void gas_udp_addr_str(const struct sockaddr_in *a, char *buf, size_t cap)
 {
     char ip[INET_ADDRSTRLEN] = "?";
