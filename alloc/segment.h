@@ -72,7 +72,10 @@ struct gas_al_seg_opts {
 /* Create and map this rank's segment. */
 gas_status_t gas_al_segment_create(const struct gas_al_seg_opts *o, struct gas_al_segment *seg_p);
 
-/* Map rank owner's segment given its pid and file descriptor number. */
+/* Map rank owner's segment given its pid and file descriptor number.  When
+ * the segment cannot be opened (its owner has ended, or /proc refuses) it
+ * returns GAS_ERR_PEER without raising, errno set: the caller, which can
+ * tell an ended owner, raises the rest; a failed mapping is raised here. */
 gas_status_t gas_al_segment_attach(int owner, pid_t pid, int fd, uint64_t size, char **base_p);
 
 void gas_al_segment_detach(char *base, uint64_t size);

@@ -36,7 +36,7 @@ struct late_ask {
 static void ask(struct late_ask *a, int p, uint64_t word_off, const char *call)
 {
     gas_tl_peer_t *peer;
-    if (gas_tl_first_lost(&p, 1) >= 0 || gas_tl_peer(p, &peer) != GAS_OK) {
+    if (gas_tl_first_lost(&p, 1) >= 0 || gas_tl_peer_for(call, p, &peer) != GAS_OK) {
         a->state = LATE_SILENT;
         return;
     }

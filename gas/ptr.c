@@ -26,7 +26,8 @@ static void *api_ptr_local(gas_ptr_t p)
     if (rank == gas_gs.rank)
         return off < gas_gs.seg.size ? gas_gs.seg.base + off : NULL;
     gas_tl_peer_t *peer;
-    if (gas_tl_peer(rank, &peer) != GAS_OK || peer->direct_base == NULL || off >= peer->size)
+    if (gas_tl_peer_for("gas_ptr_local", rank, &peer) != GAS_OK || peer->direct_base == NULL ||
+        off >= peer->size)
         return NULL;
     return peer->direct_base + off;
 }

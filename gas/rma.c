@@ -66,7 +66,7 @@ gas_status_t gas_gs_peer(const char *call, int rank, gas_tl_peer_t **peer_p)
         snprintf(what, sizeof what, "nothing was sent to rank %d", rank);
         return gas_gs_lost_error(call, lost, what);
     }
-    return gas_tl_peer(rank, peer_p);
+    return gas_tl_peer_for(call, rank, peer_p);
 }
 
 /* Validate and issue every piece; pieces that return INPROGRESS are counted in comp. */

@@ -185,7 +185,7 @@ static struct {
 static gas_status_t send_round(const char *call, int to, int k, int parity, const uint64_t mm[2])
 {
     gas_tl_peer_t *peer;
-    gas_status_t st = gas_tl_peer(to, &peer);
+    gas_status_t st = gas_tl_peer_for(call, to, &peer);
     if (st != GAS_OK)
         return st;
     uint64_t voff = BARRIER_OFF + offsetof(struct barrier_area, vals) +

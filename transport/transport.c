@@ -188,10 +188,10 @@ static const unsigned char *find_entry(const unsigned char *rec, size_t len, int
     return NULL;
 }
 
-gas_status_t gas_tl_peer_slow(int rank, gas_tl_peer_t **peer_p)
+gas_status_t gas_tl_peer_slow(const char *call, int rank, gas_tl_peer_t **peer_p)
 {
     if (peer_exited(rank))
-        return gas_rt_error(GAS_ERR_PEER, "connect", "rank %d is gone: " EXITED_WHAT, rank);
+        return gas_rt_error(GAS_ERR_PEER, call, "rank %d is gone: " EXITED_WHAT, rank);
     pthread_mutex_lock(&connect_lock);
     gas_tl_peer_t *p = atomic_load(&gas_tl_peers_[rank]);
     if (p != NULL) {
@@ -204,7 +204,7 @@ gas_status_t gas_tl_peer_slow(int rank, gas_tl_peer_t **peer_p)
     gas_status_t st = boot->kv_get(rank, "tl", &rec, &len);
     if (st != GAS_OK) {
         pthread_mutex_unlock(&connect_lock);
-        return gas_rt_error(GAS_ERR_PEER, "connect", "rank %d published no address", rank);
+        return gas_rt_error(GAS_ERR_PEER, call, "rank %d published no address", rank);
     }
     int bad_version = 0;
     st = GAS_ERR_PEER;
@@ -223,12 +223,12 @@ gas_status_t gas_tl_peer_slow(int rank, gas_tl_peer_t **peer_p)
     pthread_mutex_unlock(&connect_lock);
     if (st == GAS_ERR_PEER && p == NULL) {
         if (peer_exited(rank)) /* a transport found its process gone */
-            return gas_rt_error(GAS_ERR_PEER, "connect", "rank %d is gone: " EXITED_WHAT, rank);
+            return gas_rt_error(GAS_ERR_PEER, call, "rank %d is gone: " EXITED_WHAT, rank);
         if (bad_version)
-            return gas_rt_error(GAS_ERR_PEER, "connect",
+            return gas_rt_error(GAS_ERR_PEER, call,
                                 "rank %d runs a libgas with address format %d (this one: %d); rebuild both alike",
                                 rank, bad_version, GAS_TL_ADDR_VERSION);
-        return gas_rt_error(GAS_ERR_PEER, "connect",
+        return gas_rt_error(GAS_ERR_PEER, call,
                             "no transport reaches rank %d (it published no address this rank can use%s)",
                             rank, forced_id ? "; GAS_TRANSPORT restricts the choice" : "");
     }
@@ -332,8 +332,16 @@ int gas_tl_first_lost(const int *ranks, int n)
         return my_rank;
     for (int i = 0; i < n; i++) {
         int r = ranks ? ranks[i] : i;
-        if (gas_udp_peer_lost(r) || (r != my_rank && peer_exited(r)))
+        if (gas_udp_peer_lost(r) || (r != my_rank && peer_exited(r))) {
+            /* the caller fails on a death udp declared and may end the
+             * process next: first tell the other ranks (udp does so when its
+             * timers run, which may be too late).  A node-mate found ended
+             * is left to udp's timers: the other node-mates find it
+             * themselves, naming its cause. */
+            if (r != my_rank && !peer_exited(r))
+                gas_udp_announce();
             return r;
+        }
     }
     return -1;
 }
@@ -346,14 +354,18 @@ void gas_tl_lost_what(int rank, char *buf, size_t cap)
                  "this rank (%d) was declared dead by rank %d (it answered nothing for %.1f s, "
                  "GAS_UDP_PEER_TIMEOUT: stopped, or cut off); the other ranks go on without it",
                  rank, by, gas_udp_peer_timeout_s());
-    else if (rank != my_rank && peer_exited(rank))
+    else if (rank != my_rank && (peer_exited(rank) || (gas_tl_look_gone(rank, 1), peer_exited(rank))))
+        /* a node-mate another rank reported: its own cause, if its process is gone */
         snprintf(buf, cap, "rank %d is gone: " EXITED_WHAT " while this rank waited for it", rank);
     else
         snprintf(buf, cap, "rank %d is dead or unreachable (%s%s)", rank,
                  gas_udp_lost_by_report(rank)
-                     ? "another rank's udp gave up on it after GAS_UDP_PEER_TIMEOUT and said so"
+                     ? "another rank's udp gave up on it and said so"
+                     : gas_udp_lost_refused(rank)
+                     ? "its udp address refuses datagrams: nothing listens there; its process "
+                       "has ended, or this host cannot reach it at the address it published"
                      : "udp gave up on it after GAS_UDP_PEER_TIMEOUT",
-                 gas_udp_poll_hint());
+                 gas_udp_lost_refused(rank) ? "" : gas_udp_poll_hint());
 }
 
 int gas_tl_probe_due(uint64_t *at)
@@ -385,7 +397,7 @@ void gas_tl_probe(int rank)
     gas_tl_peer_t *p;
     if (peer_exited(rank) || gas_tl_peer(rank, &p) != GAS_OK)
         return;
-    gas_tl_look_gone(rank);
+    gas_tl_look_gone(rank, 0);
     if (p->ops->id != GAS_TL_SHM || multi_node)
         gas_udp_probe(rank);
 }
@@ -428,7 +440,7 @@ static void gone_learn(int rank)
     free(copy);   /* another thread learnt it first */
 }
 
-void gas_tl_look_gone(int rank)
+void gas_tl_look_gone(int rank, int thorough)
 {
     if (gone_kind == NULL || rank < 0 || rank >= job_size || rank == my_rank || peer_exited(rank))
         return;
@@ -437,7 +449,7 @@ void gas_tl_look_gone(int rank)
     if (atomic_load_explicit(&gone_kind[rank], memory_order_acquire) != GONE_LOOKABLE)
         return;
     const unsigned char *e = gone_entry[rank];
-    if (registry[e[0]]->gone_addr(e + 3, (size_t)e[1] | (size_t)e[2] << 8))
+    if (registry[e[0]]->gone_addr(e + 3, (size_t)e[1] | (size_t)e[2] << 8, thorough))
         gas_tl_mark_exited(rank);
 }
 
@@ -450,7 +462,7 @@ void gas_tl_probe_gone_some(int *cursor)
         if (r == my_rank)
             r = (r + 1) % job_size;
         *cursor = (r + 1) % job_size;
-        gas_tl_look_gone(r);
+        gas_tl_look_gone(r, 0);
     }
 }
 

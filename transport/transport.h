@@ -197,9 +197,10 @@ struct gas_tl_ops {
      * entry) is known to have ended (shm: a node-mate's pid is gone), 0 when
      * alive or it cannot tell; no connection needed.  Asked only by waits
      * that have waited long (gas_tl_look_gone); NULL where the transport
-     * cannot tell.
+     * cannot tell.  `thorough` (error paths, not periodic probes) counts
+     * an ended process not yet reaped (shm: a zombie) as ended too.
      */
-    int (*gone_addr)(const void *addr, size_t len);
+    int (*gone_addr)(const void *addr, size_t len, int thorough);
     /* Drive outstanding work; returns how many events were handled. */
     int (*progress)(void);
     /*
@@ -231,18 +232,28 @@ gas_status_t gas_tl_init(const struct gas_rt_boot *boot, const gas_tl_env_t *env
                          int forced /* GAS_TRANSPORT choice: 0 = auto, else enum gas_tl_id */);
 void gas_tl_fini(void);
 
-/* The route to rank (0 <= rank < nranks), connecting on first contact. */
-gas_status_t gas_tl_peer_slow(int rank, gas_tl_peer_t **peer_p);
+/*
+ * The route to rank (0 <= rank < nranks), connecting on first contact.  A
+ * failed connect is raised for `call`, the API call that needed the route
+ * ("rank 0: gas_allreduce: rank 3 is gone: ..."); gas_tl_peer, for the
+ * runtime's own needs outside any one call, names it "connect".
+ */
+gas_status_t gas_tl_peer_slow(const char *call, int rank, gas_tl_peer_t **peer_p);
 extern _Atomic(gas_tl_peer_t *) *gas_tl_peers_;
 
-static inline gas_status_t gas_tl_peer(int rank, gas_tl_peer_t **peer_p)
+static inline gas_status_t gas_tl_peer_for(const char *call, int rank, gas_tl_peer_t **peer_p)
 {
     gas_tl_peer_t *p = atomic_load_explicit(&gas_tl_peers_[rank], memory_order_acquire);
     if (p != NULL) {
         *peer_p = p;
         return GAS_OK;
     }
-    return gas_tl_peer_slow(rank, peer_p);
+    return gas_tl_peer_slow(call, rank, peer_p);
+}
+
+static inline gas_status_t gas_tl_peer(int rank, gas_tl_peer_t **peer_p)
+{
+    return gas_tl_peer_for("connect", rank, peer_p);
 }
 
 /*
@@ -376,8 +387,8 @@ void gas_tl_probe(int rank);
  * dead for not answering.  Called from the waiting thread only.
  */
 void gas_tl_probe_gone_some(int *cursor);
-/* The same look at one rank's process (sends nothing). */
-void gas_tl_look_gone(int rank);
+/* The same look at one rank's process (sends nothing); thorough: see ops->gone_addr. */
+void gas_tl_look_gone(int rank, int thorough);
 /*
  * One poll of a wait for a signal from `from` that has not come: probe
  * `from` when due (probe_at as for gas_tl_probe_due), then the first lost

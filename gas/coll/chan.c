@@ -295,7 +295,7 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
     if (k - __atomic_load_n(&t->credit[d], __ATOMIC_ACQUIRE) >= t->nchunks)
         return 0;
     gas_tl_peer_t *peer;
-    gas_status_t st = gas_co_peer(t, d, &peer);
+    gas_status_t st = gas_co_peer(t, d, &peer, s->callname);
     if (st != GAS_OK) {
         fail(s, st);
         return 1;
@@ -357,7 +357,7 @@ static void post_cts(struct gas_co_sched *s, struct gas_co_op *o)
     const char *seg = gas_gs.seg.base;
     o->cts_posted = 1;
     gas_tl_peer_t *peer;
-    gas_status_t st = gas_co_peer(t, o->peer, &peer);
+    gas_status_t st = gas_co_peer(t, o->peer, &peer, s->callname);
     uint64_t entry[2] = {(uint64_t)(o->dst - seg), o->len};
     uint64_t at = t->poff[o->peer] + (uint64_t)((char *)&t->cts[t->rank] - t->base);
     if (st == GAS_OK)
@@ -389,7 +389,7 @@ static void credit_back(struct gas_co_sched *s, int src)
 {
     gas_team_t t = s->team;
     gas_tl_peer_t *peer;
-    gas_status_t st = gas_co_peer(t, src, &peer);
+    gas_status_t st = gas_co_peer(t, src, &peer, s->callname);
     if (st == GAS_OK) {
         gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = t->owed[src],
                           .offset = t->poff[src] + 8 * ((uint64_t)t->size + (uint64_t)t->rank)};
@@ -592,7 +592,7 @@ static void put_note(gas_team_t t, int p, struct gas_co_note *n, const char *cal
 {
     gas_tl_peer_t *peer;
     if (p == t->rank || gas_tl_first_lost(&t->world[p], 1) >= 0 ||
-        gas_co_peer(t, p, &peer) != GAS_OK)
+        gas_co_peer(t, p, &peer, call) != GAS_OK)
         return;   /* a put to a lost peer would raise an error of its own */
     n->check = note_check(n);
     struct gas_co_note *slot = &t->notes[2 * t->rank + (n->status != GAS_OK)];
@@ -731,7 +731,7 @@ void gas_co_chan_revoke_cts(struct gas_co_sched *s)
         gas_tl_peer_t *peer;
         if (o->kind != GAS_CO_RECV || !o->cts_posted || o->done == o->len ||
             gas_tl_first_lost(&t->world[o->peer], 1) >= 0 ||
-            gas_co_peer(t, o->peer, &peer) != GAS_OK)
+            gas_co_peer(t, o->peer, &peer, s->callname) != GAS_OK)
             continue;
         uint64_t zero = 0;
         uint64_t at = t->poff[o->peer] + (uint64_t)((char *)&t->cts[t->rank] - t->base);
@@ -768,7 +768,7 @@ static gas_status_t relayed_failure(const struct gas_co_sched *s, int p, int via
          * may not have given up on it yet (it says so when it has). */
         int r = (int)(n->lost - 1);
         char what[192];
-        gas_tl_look_gone(r);   /* a node-mate's ended process: this rank can see why itself */
+        gas_tl_look_gone(r, 1);   /* a node-mate's ended process: this rank can see why itself */
         if (gas_tl_first_lost(&r, 1) == r)
             gas_tl_lost_what(r, what, sizeof what);
         else   /* (the note names the rank, not how it was lost) */

@@ -283,7 +283,7 @@ int gas_co_team_live(gas_team_t t);
 gas_status_t gas_co_team_check(const char *call, gas_team_t team);
 
 /* The route to team rank r (cached). */
-gas_status_t gas_co_peer(gas_team_t t, int r, gas_tl_peer_t **peer_p);
+gas_status_t gas_co_peer(gas_team_t t, int r, gas_tl_peer_t **peer_p, const char *call);
 /* The first member (world rank) a transport gave up on, or -1 (gas_tl_first_lost). */
 int gas_co_lost_member(gas_team_t t);
 /* GAS_ERR_PEER for call: a member is lost, so `what` cannot complete. */

@@ -73,13 +73,13 @@ gas_status_t gas_co_call_leave(gas_team_t t, gas_status_t st)
     return st;
 }
 
-gas_status_t gas_co_peer(gas_team_t t, int r, gas_tl_peer_t **peer_p)
+gas_status_t gas_co_peer(gas_team_t t, int r, gas_tl_peer_t **peer_p, const char *call)
 {
     if (t->peers[r]) {
         *peer_p = t->peers[r];
         return GAS_OK;
     }
-    gas_status_t st = gas_tl_peer(t->world[r], peer_p);
+    gas_status_t st = gas_tl_peer_for(call, t->world[r], peer_p);
     if (st == GAS_OK)
         t->peers[r] = *peer_p;
     return st;
@@ -736,7 +736,7 @@ static gas_status_t last_barrier(gas_team_t team, const char *call, int *noted)
     for (int k = 0, dist = 1; dist < P; k++, dist <<= 1) {
         int to = (me + dist) % P, from = team->world[(me - dist % P + P) % P];
         gas_tl_peer_t *peer;
-        gas_status_t st = gas_co_peer(team, to, &peer);
+        gas_status_t st = gas_co_peer(team, to, &peer, call);
         if (st != GAS_OK)
             return st;
         gas_tl_amo_t a = {.op = GAS_AMO_ADD, .width = 8, .operand = 1,

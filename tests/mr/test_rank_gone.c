@@ -7,8 +7,15 @@
  * writes, after a gas_malloc and a barrier that the last rank takes part in), which must fail with GAS_ERR_PEER within GAS_TIMEOUT
  * (set it: the test fails on GAS_ERR_TIMEOUT) naming a rank as gone (the
  * last one, or a survivor that already failed and left), also where it
- * passes on a member's failure note.
+ * passes on a member's failure note.  The error names the call.
  * Then gas_finalize, which fails the same way, and exit 0.
+ *
+ * Over udp (GAS_TRANSPORT=udp, or ranks on other "hosts": ANY_ROUTE set),
+ * a rank reached by udp whose process ended is known by its port's refusal
+ * (ICMP port unreachable), long before GAS_UDP_PEER_TIMEOUT (keep that above
+ * GAS_TIMEOUT, so a silence-based death would fail the test as a timeout):
+ * the error then says its address refuses datagrams, or that another rank's
+ * udp gave up on it.
  */
 #include <gas.h>
 #include <stdio.h>
@@ -46,6 +53,15 @@ int main(int argc, char **argv)
     /* the gone rank, or a survivor that failed, finalized and left before
      * this rank's wait for it ended (the failure spreads so too) */
     int named = strstr(msg, " is gone: its process on this node has ended") != NULL;
+    if (getenv("ANY_ROUTE") || (getenv("GAS_TRANSPORT") && !strcmp(getenv("GAS_TRANSPORT"), "udp")))
+        named |= strstr(msg, " is dead or unreachable (its udp address refuses datagrams") ||
+                 strstr(msg, " is dead or unreachable (another rank's udp gave up on it and "
+                             "said so");
+    const char *call = !strcmp(mode, "wait")        ? "gas_wait_until_u64: "
+                     : !strcmp(mode, "allreduce")   ? "gas_allreduce: "
+                     : !strcmp(mode, "teambarrier") ? "gas_team_barrier: "
+                                                    : "gas_barrier: ";
+    named &= strstr(msg, call) != NULL;
     /* A peer's failure note that names the lost rank is checked here too: this
      * rank looks at its process itself (before, it said "another rank's udp
      * gave up on it" in a job without udp). */

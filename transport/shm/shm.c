@@ -104,14 +104,19 @@ static gas_status_t shm_connect(int rank, const void *addr, size_t len, gas_tl_p
             gas_tl_mark_exited(rank);
             return GAS_ERR_PEER;
         }
-        gas_status_t st = gas_al_segment_attach(rank, pid, (int)gas_boot_get_u32(a + 12), size,
-                                                &base);
+        int fd = (int)gas_boot_get_u32(a + 12);
+        gas_status_t st = gas_al_segment_attach(rank, pid, fd, size, &base);
         if (st != GAS_OK) {
+            int err = errno;
             free(p);
             if (pid_gone(pid) || pid_zombie(pid)) {   /* it ended meanwhile: not udp's to find */
                 gas_tl_mark_exited(rank);
                 return GAS_ERR_PEER;
             }
+            if (st == GAS_ERR_PEER)   /* not raised by the attach: its open failed */
+                st = gas_rt_error(GAS_ERR_PEER, "connect",
+                                  "cannot open /proc/%d/fd/%d (rank %d's segment): %s", (int)pid,
+                                  fd, rank, strerror(err));
             return st;
         }
         p->mapped = 1;
@@ -186,10 +191,12 @@ static gas_status_t shm_quiet(const char *call, gas_tl_report_t *rep)
     return shm_fence();
 }
 
-static int shm_gone_addr(const void *addr, size_t len)
+static int shm_gone_addr(const void *addr, size_t len, int thorough)
 {
-    return shm_reachable(addr, len) &&
-           pid_gone((pid_t)gas_boot_get_u32((const unsigned char *)addr + 8));
+    if (!shm_reachable(addr, len))
+        return 0;
+    pid_t pid = (pid_t)gas_boot_get_u32((const unsigned char *)addr + 8);
+    return pid_gone(pid) || (thorough && pid_zombie(pid));
 }
 
 static void shm_disconnect(gas_tl_peer_t *peer)

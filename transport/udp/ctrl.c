@@ -211,6 +211,12 @@ int gas_udp_peer_lost(int rank)
     return g->lost != NULL && atomic_load(&g->lost[rank]) != 0;
 }
 
+int gas_udp_lost_refused(int rank)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    return g->lost_refused != NULL && atomic_load(&g->lost_refused[rank]) != 0;
+}
+
 int gas_udp_lost_by_report(int rank)
 {
     struct gas_udp_state *g = &gas_udp_g;

@@ -46,6 +46,8 @@ int gas_udp_dead_count(void);
 int gas_udp_peer_lost(int rank);
 /* Whether rank is lost only by another rank's report (not declared dead here). */
 int gas_udp_lost_by_report(int rank);
+/* Whether this rank declared rank dead because its port refused datagrams (rx.c). */
+int gas_udp_lost_refused(int rank);
 void gas_udp_announce(void);
 /* Record rank as lost, declared dead by rank `by` (this rank's own: declared
  * here; another: that rank's report). */

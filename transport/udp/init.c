@@ -165,6 +165,7 @@ static void release(void)
     free((void *)g->chans);
     free((void *)g->lost);
     free((void *)g->lost_by);
+    free((void *)g->lost_refused);
     gas_udp_sock_close();
     if (g->epfd >= 0)
         close(g->epfd);
@@ -217,11 +218,12 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
     g->active = calloc((size_t)env->nranks, sizeof *g->active);
     g->lost = calloc((size_t)env->nranks, sizeof *g->lost);
     g->lost_by = calloc((size_t)env->nranks, sizeof *g->lost_by);
+    g->lost_refused = calloc((size_t)env->nranks, sizeof *g->lost_refused);
     atomic_store(&g->self_lost_by, -1);
     g->rx_bufs = calloc(GAS_UDP_BATCH, sizeof *g->rx_bufs);
     st = GAS_ERR_NOMEM;
     if (g->chans == NULL || g->active == NULL || g->lost == NULL || g->lost_by == NULL ||
-        g->rx_bufs == NULL)
+        g->lost_refused == NULL || g->rx_bufs == NULL)
         goto err_nomem;
     for (unsigned i = 0; i < GAS_UDP_BATCH; i++)
         if ((g->rx_bufs[i] = malloc(g->cfg.dgram_accept)) == NULL)
@@ -281,11 +283,12 @@ err_release:
 
 /* ---- tear-down ---- */
 
-/* Our goodbye is acknowledged and the peer's arrived; or the peer is gone;
- * or its goodbye arrived and ours may only have lost its acknowledgement. */
+/* Our goodbye is acknowledged and the peer's arrived; or the peer is gone
+ * (its socket closed: rx.c refused); or its goodbye arrived and ours may only
+ * have lost its acknowledgement. */
 static int parted(struct gas_udp_chan *ch, uint64_t now)
 {
-    if (atomic_load(&ch->dead) || !ch->have_addr)
+    if (atomic_load(&ch->dead) || !ch->have_addr || ch->refused_ns != 0)
         return 1;
     if (!ch->bye_recv)
         return 0;

@@ -19,6 +19,9 @@
 #include "transport/local.h"
 
 #include <errno.h>
+#include <linux/errqueue.h>
+#include <netinet/in.h>
+#include <netinet/ip_icmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -479,6 +482,106 @@ static void ack_in_order(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, u
     }
 }
 
+/* ---- ICMP errors ---- */
+
+#define REFUSED_GRACE_NS 500000000ull /* refused this long, nothing heard: the peer has ended */
+
+/*
+ * An ICMP port unreachable for a datagram to ch: nothing listens at the
+ * address the peer published.  Its socket is bound before the address is
+ * published and closed only when the process ends or finalizes (a peer that
+ * said goodbye is left alone), so a refusal that lasts REFUSED_GRACE_NS
+ * (capped at half GAS_UDP_PEER_TIMEOUT) with nothing received from the peer
+ * meanwhile declares it dead then, instead of after GAS_UDP_PEER_TIMEOUT of
+ * silence.  The grace rides out a firewall that rejects for a moment; a peer
+ * that only stopped (SIGSTOP, a debugger, poll mode) keeps its socket and is
+ * never refused.  While this rank finalizes (its goodbye sent), a refusal
+ * only ends its wait for the peer's goodbye.  Called with ch->lock held.
+ */
+static void refused(struct gas_udp_chan *ch, uint64_t now)
+{
+    if (atomic_load_explicit(&ch->dead, memory_order_relaxed) || ch->bye_recv)
+        return;
+    if (ch->bye_sent) {   /* both finalizing: the peer closed its socket first (init.c parted) */
+        if (ch->refused_ns == 0)
+            ch->refused_ns = now;
+        return;
+    }
+    if (ch->refused_ns == 0) {
+        ch->refused_ns = now;
+        return;
+    }
+    uint64_t grace = REFUSED_GRACE_NS, half = gas_udp_g.cfg.peer_timeout / 2;
+    if (half < grace)
+        grace = half;
+    if (now - ch->refused_ns < grace)
+        return;
+    char why[400], hint[256];
+    gas_udp_loopback_hint(ch, hint, sizeof hint);
+    snprintf(why, sizeof why, "its address refused datagrams for %.1f s (ICMP port unreachable: "
+             "nothing listens there%s)%s", (double)(now - ch->refused_ns) / 1e9,
+             hint[0] ? "" : "; its process has ended or closed its socket", hint);
+    if (gas_udp_g.lost_refused)
+        atomic_store(&gas_udp_g.lost_refused[ch->rank], 1);
+    gas_udp_chan_kill(ch, why);
+}
+
+/* The channel whose peer published address a (NULL: none in use). */
+static struct gas_udp_chan *chan_at(const struct sockaddr_in *a)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    uint32_t n = atomic_load_explicit(&g->nactive, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++) {
+        struct gas_udp_chan *ch = g->active[i];
+        if (ch->have_addr && ch->addr.sin_addr.s_addr == a->sin_addr.s_addr &&
+            ch->addr.sin_port == a->sin_port)
+            return ch;
+    }
+    return NULL;
+}
+
+/*
+ * Read the socket's error queue (IP_RECVERR, sock.c) until it is empty: a
+ * queued error makes the socket readable-with-error for epoll and fails the
+ * next recvmmsg, so it must be taken.  Port unreachables go to refused();
+ * the rest (host unreachable, a too-big datagram: the protocol's own timers
+ * and GAS_UDP_MTU cover them) are dropped.
+ */
+static void drain_errors(void)
+{
+    struct gas_udp_state *g = &gas_udp_g;
+    for (int k = 0; k < 256; k++) {
+        struct sockaddr_in to;
+        char data[64];
+        union {
+            char buf[CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in))];
+            struct cmsghdr align;
+        } ctl;
+        struct iovec iov = {.iov_base = data, .iov_len = sizeof data};
+        struct msghdr mh = {.msg_name = &to, .msg_namelen = sizeof to, .msg_iov = &iov,
+                            .msg_iovlen = 1, .msg_control = ctl.buf,
+                            .msg_controllen = sizeof ctl.buf};
+        if (recvmsg(g->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+            return;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+            if (c->cmsg_level != IPPROTO_IP || c->cmsg_type != IP_RECVERR)
+                continue;
+            struct sock_extended_err ee;
+            memcpy(&ee, CMSG_DATA(c), sizeof ee);
+            if (ee.ee_origin != SO_EE_ORIGIN_ICMP || ee.ee_type != ICMP_DEST_UNREACH ||
+                ee.ee_code != ICMP_PORT_UNREACH || mh.msg_namelen < sizeof to)
+                continue;
+            struct gas_udp_chan *ch = chan_at(&to);
+            if (ch == NULL)
+                continue;
+            pthread_mutex_lock(&ch->lock);
+            refused(ch, gas_rt_now_ns());
+            pthread_mutex_unlock(&ch->lock);
+            gas_udp_announce();   /* a death declared just now: tell the other ranks */
+        }
+    }
+}
+
 int gas_udp_rx_batch(void)
 {
     struct gas_udp_state *g = &gas_udp_g;
@@ -491,7 +594,14 @@ int gas_udp_rx_batch(void)
                                        .msg_iov = &iov[i], .msg_iovlen = 1};
         m[i].msg_len = 0;
     }
+    if (atomic_load_explicit(&g->errq_pending, memory_order_relaxed) &&
+        atomic_exchange(&g->errq_pending, 0))
+        drain_errors();   /* a send took the pending error: its details wait in the queue */
     int n = recvmmsg(g->fd, m, GAS_UDP_BATCH, MSG_DONTWAIT, NULL);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        drain_errors();   /* an ICMP error was pending: it failed this call */
+        n = recvmmsg(g->fd, m, GAS_UDP_BATCH, MSG_DONTWAIT, NULL);
+    }
     if (n <= 0)
         return 0;
     uint64_t now = gas_rt_now_ns();
@@ -549,6 +659,7 @@ int gas_udp_rx_batch(void)
         ch->c.dg_rx++;
         ch->c.b_rx += len;
         ch->last_rx_ns = now;
+        ch->refused_ns = 0;
         if (gas_udp_chan_ack_in(ch, &h, now) != 0) {
             pthread_mutex_unlock(&ch->lock);
             count_bad(ch, &from[i], "acknowledges datagrams never sent");

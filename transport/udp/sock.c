@@ -116,10 +116,12 @@ gas_status_t gas_udp_sock_open(const char *iface, uint32_t port, uint64_t sockbu
     set_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, sockbuf);
     int pmtu = IP_PMTUDISC_DO; /* never fragment: datagrams are cut to GAS_UDP_MTU */
     setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
-    if (gas_rt_config_size(GAS_CFG_TEST_UDP_GSO_REFUSE)) {
-        int one = 1; /* the kernel refuses GSO without checksums (test only) */
+    /* ICMP errors for our datagrams are queued for us (rx.c: a peer whose
+     * port is refused has ended); without it an unconnected socket drops them */
+    int one = 1;
+    setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof one);
+    if (gas_rt_config_size(GAS_CFG_TEST_UDP_GSO_REFUSE)) /* the kernel refuses GSO without checksums (test only) */
         setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof one);
-    }
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = ip};
     uint32_t want = port ? port + (uint32_t)g->env.local_rank : 0;
     if (want > 65535) {
@@ -225,6 +227,31 @@ static void hold_back(const struct sockaddr_in *to, const unsigned char *buf, ui
     gas_udp_timer_at(due);
 }
 
+/*
+ * Whether err is an ICMP error for an earlier datagram (IP_RECVERR): the
+ * kernel fails the socket's next call with it, whatever that call sends, and
+ * queues the details, which the receive side reads (rx.c).  The message
+ * that got it was not sent and is simply sent again.
+ */
+static int async_err(int err)
+{
+    if (err != ECONNREFUSED && err != EHOSTUNREACH && err != ENETUNREACH && err != EHOSTDOWN &&
+        err != ENONET && err != EPROTO && err != ENOPROTOOPT)
+        return 0;
+    atomic_store(&gas_udp_g.errq_pending, 1);
+    return 1;
+}
+
+/* One datagram by sendto, sent again past a pending ICMP error; lost otherwise. */
+static void send_one(const void *buf, size_t len, int flags, const struct sockaddr_in *to)
+{
+    for (int again = 0; again < 8; again++) {
+        ssize_t r = sendto(gas_udp_g.fd, buf, len, flags, (const struct sockaddr *)to, sizeof *to);
+        if (r >= 0 || (errno != EINTR && !async_err(errno)))
+            return;
+    }
+}
+
 uint64_t gas_udp_sock_flush_delayed(uint64_t now)
 {
     struct gas_udp_state *g = &gas_udp_g;
@@ -234,7 +261,7 @@ uint64_t gas_udp_sock_flush_delayed(uint64_t now)
         struct gas_udp_delayed *d = *p;
         if (d->due_ns <= now) {
             *p = d->next;
-            sendto(g->fd, d->buf, d->len, 0, (const struct sockaddr *)&d->to, sizeof d->to);
+            send_one(d->buf, d->len, 0, &d->to);
             free(d);
         } else {
             next = d->due_ns < next ? d->due_ns : next;
@@ -249,8 +276,7 @@ void gas_udp_sock_nudge(uint32_t ip, uint16_t port)
 {
     struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = port};
     to.sin_addr.s_addr = ip;
-    ssize_t r = sendto(gas_udp_g.fd, "", 0, MSG_DONTWAIT, (const struct sockaddr *)&to, sizeof to);
-    (void)r; /* lost: the sleeper wakes at the end of its slice */
+    send_one("", 0, MSG_DONTWAIT, &to); /* lost: the sleeper wakes at the end of its slice */
 }
 
 /* ---- batched sends ---- */
@@ -272,7 +298,7 @@ static void send_failed(int err, uint32_t len)
  * as such sets *refused and stops there, untaken (see send_gso). */
 static unsigned send_all(struct mmsghdr *m, unsigned k, int *refused)
 {
-    unsigned done = 0;
+    unsigned done = 0, again = 0;
     while (done < k) {
         int r = sendmmsg(gas_udp_g.fd, m + done, k - done, 0);
         if (r > 0) {
@@ -280,7 +306,7 @@ static unsigned send_all(struct mmsghdr *m, unsigned k, int *refused)
             continue;
         }
         int err = r < 0 ? errno : EIO;
-        if (err == EINTR)
+        if (err == EINTR || (async_err(err) && again++ < 8))
             continue;
         if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS)
             break;

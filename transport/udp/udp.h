@@ -160,6 +160,7 @@ struct gas_udp_chan {
     uint64_t last_progress_ns, retry_ns;
     uint64_t alive_probe_ns;     /* last liveness probe (gas_udp_probe) */
     uint64_t last_rx_ns;         /* the peer's last datagram */
+    uint64_t refused_ns;         /* first ICMP port unreachable since then (0: none; rx.c) */
     uint64_t probe_ns;           /* last completion probe; its interval backs off */
     unsigned probe_backoff;
     _Atomic uint32_t cacked;     /* our numbers before it are applied, replies delivered */
@@ -234,6 +235,7 @@ struct gas_udp_state {
     atomic_int unannounced;      /* of those, declared here and not yet told to the others */
     _Atomic unsigned char *lost; /* by rank: 0, LOST_HERE, LOST_ANNOUNCED, LOST_REPORTED (ctrl.c) */
     _Atomic int *lost_by;        /* by rank: who declared it dead (this rank, or the reporter) */
+    _Atomic unsigned char *lost_refused; /* by rank: declared dead here for a refused port (rx.c) */
     atomic_int self_lost_by;     /* the rank that declared this rank dead (a DEAD notice), or -1 */
     pthread_mutex_t ext_lock;    /* held while the event source's fn runs (ctrl.h) */
     _Atomic(int (*)(int)) ext_fn;
@@ -259,6 +261,7 @@ struct gas_udp_state {
     atomic_int total_blocked;
     atomic_int corked;                    /* some channel holds a corked datagram */
     atomic_int gso_off;                   /* the kernel refused a GSO send: never again */
+    atomic_int errq_pending;              /* a send failed with a queued ICMP error (rx.c drains) */
     _Atomic uint64_t last_idle_poll_ns;    /* poll mode, no channel yet: last look */
 
     pthread_t pt;
