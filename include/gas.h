@@ -13,7 +13,8 @@
  *    the operation has been performed at the target.
  *  - An _nb call returns a gas_handle_t; gas_wait()/gas_test() complete it.  A
  *    completed put handle means the data is at the target (remote completion);
- *    a completed get handle means the data is in the destination.
+ *    a completed get handle means the data is in the destination.  The source
+ *    buffer of an _nb put may be reused at return (it is copied before).
  *  - An _nbi call returns at once; gas_quiet() completes it (puts and atomics are
  *    complete at their targets, gets are in their destinations, fetched atomic
  *    results are written).  Source buffers of _nbi puts may be reused at return.
@@ -507,9 +508,12 @@ GAS_EXPORT gas_status_t gas_memory_stats(gas_mem_stats_t *stats_p);
  * late answer to gas_get, gas_iget or a fetching atomic (gas_amo and the
  * typed gas_atomic_fetch_* calls) is dropped.  The request itself may still
  * take effect at the target once the peer serves it (a put lands, an atomic
- * is applied; its fetched value is lost).  The buffers of _nbi operations
- * and of _nb handles belong to the runtime until a gas_quiet or gas_wait on
- * them succeeds; a gas_wait that times out leaves the handle valid.
+ * is applied; its fetched value is lost).  The buffers that _nbi and _nb
+ * operations write (a get's destination, a fetching atomic's result) belong
+ * to the runtime until a gas_quiet or gas_wait on them succeeds; a gas_wait
+ * that times out leaves the handle valid.  The sources of _nbi and _nb puts
+ * (and put-with-signal) are copied before the call returns and may be reused
+ * at once.
  */
 
 typedef struct gas_op *gas_handle_t;     /* an explicit-handle operation */

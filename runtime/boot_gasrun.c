@@ -239,18 +239,20 @@ static struct boot_wait boot_wait_begin(void)
 
 /*
  * Still waiting for `what`: warns once after GAS_STALL_WARN, and after
- * GAS_TIMEOUT fails with GAS_ERR_TIMEOUT (raised), naming it in both.
+ * GAS_TIMEOUT fails with GAS_ERR_TIMEOUT (raised), naming it in both.  The
+ * warning comes first even when a late look finds both due.
  */
 static gas_status_t boot_wait_check(struct boot_wait *w, const char *what)
 {
     uint64_t waited = gas_rt_now_ns() - w->start;
+    if (w->warn && !w->warned && waited >= w->warn && (!w->timeout || w->warn < w->timeout)) {
+        gas_log_warn("boot", "gas_init has waited %.1f s (GAS_STALL_WARN) for %s",
+                     (double)waited / 1e9, what);
+        w->warned = 1;
+    }
     if (w->timeout && waited >= w->timeout)
         return gas_rt_error(GAS_ERR_TIMEOUT, "gas_init", "waited %.1f s (GAS_TIMEOUT) for %s",
                             (double)waited / 1e9, what);
-    if (w->warn && !w->warned && waited >= w->warn) {
-        gas_log_warn("boot", "gas_init has waited %.0f s for %s", (double)waited / 1e9, what);
-        w->warned = 1;
-    }
     return GAS_OK;
 }
 

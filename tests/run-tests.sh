@@ -27,12 +27,28 @@ have() {
     esac
 }
 
+# The test namespaces (gas-*) that exist now, one per line (none when not root).
+netns_now() { [ "$(id -u)" = 0 ] && ip netns list 2>/dev/null | awk '$1 ~ /^gas-/ {print $1}'; }
+
+# After a test killed for its time: the namespaces it made and could not remove
+# (a script killed past its trap leaves them, and the ranks in them), gone.
+netns_sweep() { # namespaces that existed before the test
+    local ns
+    for ns in $(netns_now); do
+        grep -qxF "$ns" <<<"$1" && continue
+        ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+        ip netns del "$ns" 2>/dev/null && echo "(removed namespace $ns, left by the killed test)" >>"$log"
+    done
+}
+
 run_one() { # label timeout command...
     local label=$1 tmo=$2; shift 2
-    local log="$LOGDIR/${label//\//_}.log" start end rc
+    local log="$LOGDIR/${label//\//_}.log" start end rc before
+    before=$(netns_now)
     start=$(date +%s.%N)
     timeout -k 5 "$tmo" "$@" >"$log" 2>&1 </dev/null
     rc=$?
+    [ $rc -eq 124 ] || [ $rc -eq 137 ] && netns_sweep "$before"
     end=$(date +%s.%N)
     local secs; secs=$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.1f", b-a}')
     if [ $rc -eq 0 ]; then

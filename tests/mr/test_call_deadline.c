@@ -12,7 +12,11 @@
  * for rank 0 in that barrier, sleeps from 0.2 s to 2.7 s in its wait, so
  * its signal of the heap barrier comes at 2.7 s.  Rank 0's wait in the heap
  * barrier (from 2 s) must fail with GAS_ERR_TIMEOUT at once, naming that
- * barrier.  Before, each barrier had its own GAS_TIMEOUT: the heap barrier
+ * barrier.  The hooks sleep only in the call's first barrier, and rank 1's
+ * hook holds its part of it (from 0.3 s to 0.9 s or later) so that rank 0
+ * must wait there: on a loaded machine rank 1's signal could otherwise be in
+ * before rank 0 looked, rank 0's sleep then fell in the heap barrier, and
+ * the test failed for its own timing (6 of 20 runs under load).  Before, each barrier had its own GAS_TIMEOUT: the heap barrier
  * waited 0.7 s for the last rank's signal and gas_malloc returned GAS_OK
  * after 2.2 s of waiting, twice GAS_TIMEOUT.  What is checked is the status
  * and which barrier failed (the sleeps only order the ranks, with 0.2 s or
@@ -30,6 +34,7 @@ uint64_t gas_gs_world_epoch(void);   /* gas/internal.h: world barriers entered *
 
 static volatile int armed;
 static double armed_at, sleep_after, sleep_for;
+static uint64_t sleep_epoch;   /* the world barrier the hook sleeps in */
 static int slept;
 static pthread_t main_thread;
 
@@ -37,7 +42,7 @@ static pthread_t main_thread;
 static int sleepy_hook(void)
 {
     if (armed && !slept && pthread_equal(pthread_self(), main_thread) &&
-        test_elapsed() - armed_at >= sleep_after) {
+        gas_gs_world_epoch() == sleep_epoch && test_elapsed() - armed_at >= sleep_after) {
         slept = 1;
         struct timespec ts = {(time_t)sleep_for, (long)((sleep_for - (time_t)sleep_for) * 1e9)};
         nanosleep(&ts, NULL);
@@ -57,15 +62,16 @@ int main(void)
     }
     main_thread = pthread_self();
     int last = t_nranks - 1;
-    if (t_rank == 0 || t_rank == last) {
-        sleep_after = t_rank == 0 ? 0 : 0.2;
-        sleep_for = t_rank == 0 ? 1.5 : 2.5;
+    if (t_rank <= 1 || t_rank == last) {
+        sleep_after = t_rank == 0 ? 0 : t_rank == 1 ? 0.3 : 0.2;
+        sleep_for = t_rank == 0 ? 1.5 : t_rank == 1 ? 0.6 : 2.5;
         CHECK(gas_rt_progress_register(sleepy_hook, GAS_RT_HOOK_POLL) == 0, "no room for a hook");
     }
     MUST(gas_barrier());
     gas_ptr_t a = GAS_NULL;
     size_t share = 64u << 20;
     uint64_t e0 = gas_gs_world_epoch();
+    sleep_epoch = e0 + 1;
     if (t_rank == 0) {
         struct timespec late = {0, 500000000L};
         nanosleep(&late, NULL);

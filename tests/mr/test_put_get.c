@@ -106,6 +106,7 @@ static void do_puts(int round, int flavour)
             pattern_fill(src, slice_len, me, tag, 0);
             dst = test_at(arr, slice_start(me, r));
             CHECK_OK(gas_put_nb(dst, src, slice_len, &h[k]));
+            memset(src, 0x77, slice_len); /* _nb put sources too may be reused at return */
             break;
         case PUT_NBI_QUIET:
             /* one buffer, overwritten at once: nbi sources may be reused at return */

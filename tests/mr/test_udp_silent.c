@@ -55,8 +55,10 @@ int main(int argc, char **argv)
         raise(SIGSTOP);
         _exit(0);
     }
-    usleep(100000);   /* the victim is stopped by now */
+    /* From before the victim can have stopped: the peer timeout may count
+     * from its last answer, before this rank's own wait began. */
     double t0 = test_elapsed();
+    usleep(100000);   /* the victim is stopped by now */
     gas_status_t st;
     int64_t buf[4] = {1, 2, 3, 4};
     if (strcmp(mode, "barrier") == 0)

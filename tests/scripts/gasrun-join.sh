@@ -34,7 +34,7 @@ pass "a rank that exits 0 without joining fails the job in ${MS} ms"
 GAS_TIMEOUT=3s GAS_STALL_WARN=1s run_job -v -n 3 --timeout 15 \
     sh -c '[ "$GASRUN_RANK" = 1 ] && exec sleep '$nap'; exec "$0"' "$HANG" "$MARK"
 [ "$RC" != 0 ] && [ "$RC" != 124 ] || fail "never: gasrun exited $RC, expected a rank's failure"
-expect_err "gas_init has waited 1 s for 1 of 3 ranks to call gas_init; not arrived: rank 1" "never"
+expect_err "s (GAS_STALL_WARN) for 1 of 3 ranks to call gas_init; not arrived: rank 1" "never"
 expect_err "s (GAS_TIMEOUT) for 1 of 3 ranks to call gas_init; not arrived: rank 1" "never"
 expect_err "1 of 3 ranks not connected yet (gas_init not called): rank 1" "never (gasrun -v)"
 expect_faster 10000 "never"
