@@ -354,7 +354,9 @@ void gas_tl_lost_what(int rank, char *buf, size_t cap)
                  "this rank (%d) was declared dead by rank %d (it answered nothing for %.1f s, "
                  "GAS_UDP_PEER_TIMEOUT: stopped, or cut off); the other ranks go on without it",
                  rank, by, gas_udp_peer_timeout_s());
-    else if (rank != my_rank && (peer_exited(rank) || (gas_tl_look_gone(rank, 1), peer_exited(rank))))
+    else if (rank != my_rank &&
+             (peer_exited(rank) ||
+              (gas_udp_lost_by_report(rank) && (gas_tl_look_gone(rank, 1), peer_exited(rank)))))
         /* a node-mate another rank reported: its own cause, if its process is gone */
         snprintf(buf, cap, "rank %d is gone: " EXITED_WHAT " while this rank waited for it", rank);
     else

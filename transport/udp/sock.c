@@ -120,7 +120,7 @@ gas_status_t gas_udp_sock_open(const char *iface, uint32_t port, uint64_t sockbu
      * port is refused has ended); without it an unconnected socket drops them */
     int one = 1;
     setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof one);
-    if (gas_rt_config_size(GAS_CFG_TEST_UDP_GSO_REFUSE)) /* the kernel refuses GSO without checksums (test only) */
+    if (gas_rt_config_size(GAS_CFG_TEST_UDP_GSO_REFUSE)) /* GSO refused without checksums (test) */
         setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof one);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = ip};
     uint32_t want = port ? port + (uint32_t)g->env.local_rank : 0;
@@ -228,18 +228,23 @@ static void hold_back(const struct sockaddr_in *to, const unsigned char *buf, ui
 }
 
 /*
- * Whether err is an ICMP error for an earlier datagram (IP_RECVERR): the
- * kernel fails the socket's next call with it, whatever that call sends, and
- * queues the details, which the receive side reads (rx.c).  The message
- * that got it was not sent and is simply sent again.
+ * A send failed with err.  With IP_RECVERR every failure may have queued its
+ * details (an ICMP error for an earlier datagram, or a local one such as a
+ * too-big datagram), and a queue left full keeps epoll reporting the socket:
+ * the receive side is told to read it (rx.c).  Returns 1 when err is an ICMP
+ * error for an earlier datagram, which the kernel hands to the socket's next
+ * call whatever that call sends: this message was not sent and is simply
+ * sent again.  (A pending EMSGSIZE from an ICMP "fragmentation needed"
+ * cannot be told from the message's own and is taken as its: the protocol
+ * resends it.)
  */
 static int async_err(int err)
 {
-    if (err != ECONNREFUSED && err != EHOSTUNREACH && err != ENETUNREACH && err != EHOSTDOWN &&
-        err != ENONET && err != EPROTO && err != ENOPROTOOPT)
+    if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ENOBUFS)
         return 0;
     atomic_store(&gas_udp_g.errq_pending, 1);
-    return 1;
+    return err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH ||
+           err == EHOSTDOWN || err == ENONET || err == EPROTO;
 }
 
 /* One datagram by sendto, sent again past a pending ICMP error; lost otherwise. */
