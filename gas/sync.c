@@ -160,21 +160,13 @@ static int round_arrived(void *arg)
     if (__atomic_load_n(w->count, __ATOMIC_ACQUIRE) >= w->epoch)
         return 1;
     struct world_watch *f = w->ww;
-    /* A mismatch found stays found: the wait may look at its condition again
-     * before it returns (a sleeper reports the wake-up, then the wait spins
-     * on it), and the check, once the collective is marked failed, says OK. */
-    if (f && f->st != GAS_OK)
-        return 1;
     if (f && gas_tl_probe_due(&f->check_at)) {
         if (!f->noted && f->kind == GAS_GS_CALL_FINALIZE) {
             f->noted = 1;
             gas_co_finalize_note(0);
         }
-        gas_status_t st = gas_co_world_check(f->call, f->kind, f->epoch);
-        if (st != GAS_OK) {
-            f->st = st;
-            return 1;
-        }
+        if ((f->st = gas_co_world_check(f->call, f->kind, f->epoch)) != GAS_OK)
+            return 1;   /* (the wait asks no more once this held: runtime/wait.c gated_cond) */
     }
     w->lost = gas_tl_signal_missing(&w->probe_at, w->from, NULL, gas_gs.nranks);
     return w->lost >= 0;

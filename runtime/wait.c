@@ -416,18 +416,23 @@ static gas_status_t wait_slow(gas_rt_cond_fn cond, void *arg, const void *watch,
 }
 
 /* A wait's condition, which also holds once gas_finalize has closed the gate
- * on the call this thread is in (gate.h): every spin and sleeper looks at it. */
+ * on the call this thread is in (gate.h): every spin and sleeper looks at it.
+ * Once it held it holds for the rest of the wait, without asking cond again:
+ * a sleeper that saw it hold reports a wake-up and the wait looks once more,
+ * and a condition that found something once (a mismatch report, say) need
+ * not find it twice. */
 struct gated {
     gas_rt_cond_fn cond;
     void *arg;
     int refused;
+    int held;
 };
 
 static int gated_cond(void *a)
 {
     struct gated *g = a;
-    if (g->cond(g->arg))
-        return 1;
+    if (g->held || g->cond(g->arg))
+        return g->held = 1;
     g->refused = gas_rt_gate_refuses();
     return g->refused;
 }
@@ -441,7 +446,7 @@ gas_status_t gas_rt_wait_explained(gas_rt_cond_fn cond, void *arg, const void *w
     if (explaining)
         return GAS_ERR_TIMEOUT;   /* inside an explainer: past the deadline, raise nothing */
     int asked = 0;
-    struct gated g = {cond, arg, 0};
+    struct gated g = {cond, arg, 0, 0};
     struct wait_explainer outer = explainer;
     explainer.fn = explain;
     explainer.arg = explain_arg;

@@ -32,12 +32,12 @@ netns_now() { [ "$(id -u)" = 0 ] && ip netns list 2>/dev/null | awk '$1 ~ /^gas-
 
 # After a test killed for its time: the namespaces it made and could not remove
 # (a script killed past its trap leaves them, and the ranks in them), gone.
-netns_sweep() { # namespaces that existed before the test
+netns_sweep() { # namespaces that existed before the test, the test's log
     local ns
     for ns in $(netns_now); do
         grep -qxF "$ns" <<<"$1" && continue
         ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-        ip netns del "$ns" 2>/dev/null && echo "(removed namespace $ns, left by the killed test)" >>"$log"
+        ip netns del "$ns" 2>/dev/null && echo "(removed namespace $ns, left by the killed test)" >>"$2"
     done
 }
 
@@ -48,7 +48,7 @@ run_one() { # label timeout command...
     start=$(date +%s.%N)
     timeout -k 5 "$tmo" "$@" >"$log" 2>&1 </dev/null
     rc=$?
-    [ $rc -eq 124 ] || [ $rc -eq 137 ] && netns_sweep "$before"
+    [ $rc -eq 124 ] || [ $rc -eq 137 ] && netns_sweep "$before" "$log"
     end=$(date +%s.%N)
     local secs; secs=$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.1f", b-a}')
     if [ $rc -eq 0 ]; then

@@ -188,6 +188,17 @@ static const unsigned char *find_entry(const unsigned char *rec, size_t len, int
     return NULL;
 }
 
+/* Transport i's entry in rank's address record rec, when i is active and the
+ * entry reaches this rank (*bad_version_p as find_entry). */
+static const unsigned char *usable_entry(size_t i, const unsigned char *rec, size_t len,
+                                         size_t *elen_p, int *bad_version_p)
+{
+    if (!active[i])
+        return NULL;
+    const unsigned char *e = find_entry(rec, len, (int)registry[i]->id, elen_p, bad_version_p);
+    return e && registry[i]->reachable(e, *elen_p) ? e : NULL;
+}
+
 gas_status_t gas_tl_peer_slow(const char *call, int rank, gas_tl_peer_t **peer_p)
 {
     if (peer_exited(rank))
@@ -209,11 +220,9 @@ gas_status_t gas_tl_peer_slow(const char *call, int rank, gas_tl_peer_t **peer_p
     int bad_version = 0;
     st = GAS_ERR_PEER;
     for (size_t i = 0; i < NREG && st == GAS_ERR_PEER && !peer_exited(rank); i++) {
-        if (!active[i])
-            continue;
         size_t elen = 0;
-        const unsigned char *e = find_entry(rec, len, (int)registry[i]->id, &elen, &bad_version);
-        if (e && registry[i]->reachable(e, elen)) {
+        const unsigned char *e = usable_entry(i, rec, len, &elen, &bad_version);
+        if (e) {
             st = registry[i]->connect(rank, e, elen, &p);
             if (st == GAS_OK)
                 atomic_store_explicit(&gas_tl_peers_[rank], p, memory_order_release);
@@ -355,8 +364,7 @@ void gas_tl_lost_what(int rank, char *buf, size_t cap)
                  "GAS_UDP_PEER_TIMEOUT: stopped, or cut off); the other ranks go on without it",
                  rank, by, gas_udp_peer_timeout_s());
     else if (rank != my_rank &&
-             (peer_exited(rank) ||
-              (gas_udp_lost_by_report(rank) && (gas_tl_look_gone(rank, 1), peer_exited(rank)))))
+             (peer_exited(rank) || (gas_udp_lost_by_report(rank) && gas_tl_look_gone(rank, 1))))
         /* a node-mate another rank reported: its own cause, if its process is gone */
         snprintf(buf, cap, "rank %d is gone: " EXITED_WHAT " while this rank waited for it", rank);
     else
@@ -399,7 +407,7 @@ void gas_tl_probe(int rank)
     gas_tl_peer_t *p;
     if (peer_exited(rank) || gas_tl_peer(rank, &p) != GAS_OK)
         return;
-    gas_tl_look_gone(rank, 0);
+    (void)gas_tl_look_gone(rank, 0);
     if (p->ops->id != GAS_TL_SHM || multi_node)
         gas_udp_probe(rank);
 }
@@ -419,10 +427,9 @@ static void gone_learn(int rank)
         for (size_t i = 0; i < NREG && copy == NULL; i++) {
             size_t elen = 0;
             int bad = 0;
-            const unsigned char *e = active[i] && registry[i]->gone_addr
-                                         ? find_entry(rec, len, (int)registry[i]->id, &elen, &bad)
-                                         : NULL;
-            if (e == NULL || !registry[i]->reachable(e, elen) || (copy = malloc(3 + elen)) == NULL)
+            const unsigned char *e =
+                registry[i]->gone_addr ? usable_entry(i, rec, len, &elen, &bad) : NULL;
+            if (e == NULL || (copy = malloc(3 + elen)) == NULL)
                 continue;
             copy[0] = (unsigned char)i;
             copy[1] = (unsigned char)elen;
@@ -442,17 +449,18 @@ static void gone_learn(int rank)
     free(copy);   /* another thread learnt it first */
 }
 
-void gas_tl_look_gone(int rank, int thorough)
+int gas_tl_look_gone(int rank, int thorough)
 {
     if (gone_kind == NULL || rank < 0 || rank >= job_size || rank == my_rank || peer_exited(rank))
-        return;
+        return peer_exited(rank);
     if (atomic_load_explicit(&gone_kind[rank], memory_order_acquire) == GONE_UNKNOWN)
         gone_learn(rank);
     if (atomic_load_explicit(&gone_kind[rank], memory_order_acquire) != GONE_LOOKABLE)
-        return;
+        return 0;
     const unsigned char *e = gone_entry[rank];
     if (registry[e[0]]->gone_addr(e + 3, (size_t)e[1] | (size_t)e[2] << 8, thorough))
         gas_tl_mark_exited(rank);
+    return peer_exited(rank);
 }
 
 void gas_tl_probe_gone_some(int *cursor)
@@ -464,7 +472,7 @@ void gas_tl_probe_gone_some(int *cursor)
         if (r == my_rank)
             r = (r + 1) % job_size;
         *cursor = (r + 1) % job_size;
-        gas_tl_look_gone(r, 0);
+        (void)gas_tl_look_gone(r, 0);
     }
 }
 

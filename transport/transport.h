@@ -387,8 +387,9 @@ void gas_tl_probe(int rank);
  * dead for not answering.  Called from the waiting thread only.
  */
 void gas_tl_probe_gone_some(int *cursor);
-/* The same look at one rank's process (sends nothing); thorough: see ops->gone_addr. */
-void gas_tl_look_gone(int rank, int thorough);
+/* The same look at one rank's process (sends nothing); thorough: see
+ * ops->gone_addr.  Whether the rank is now known to have ended. */
+int gas_tl_look_gone(int rank, int thorough);
 /*
  * One poll of a wait for a signal from `from` that has not come: probe
  * `from` when due (probe_at as for gas_tl_probe_due), then the first lost

@@ -768,7 +768,7 @@ static gas_status_t relayed_failure(const struct gas_co_sched *s, int p, int via
          * may not have given up on it yet (it says so when it has). */
         int r = (int)(n->lost - 1);
         char what[192];
-        gas_tl_look_gone(r, 1);   /* a node-mate's ended process: this rank can see why itself */
+        (void)gas_tl_look_gone(r, 1);   /* a node-mate's ended process: seen here, with its cause */
         if (gas_tl_first_lost(&r, 1) == r)
             gas_tl_lost_what(r, what, sizeof what);
         else   /* (the note names the rank, not how it was lost) */

@@ -4,25 +4,26 @@
  *
  * 3 ranks; rank 0 has GAS_TIMEOUT=1s, the others 20s.  Every rank calls
  * gas_malloc for 64 MiB shares, so the call makes two world barriers: the
- * call's, then one that grows the heap.  Progress hooks (they run inside
- * the waits) order the ranks.  Rank 0 calls 0.5 s late, so its signals of
- * the first barrier go out before it waits (in its last round), and there
- * it sleeps 1.5 s: the barrier succeeds (the signal came meanwhile), but
- * the call has waited longer than GAS_TIMEOUT.  The last rank, waiting
- * for rank 0 in that barrier, sleeps from 0.2 s to 2.7 s in its wait, so
- * its signal of the heap barrier comes at 2.7 s.  Rank 0's wait in the heap
- * barrier (from 2 s) must fail with GAS_ERR_TIMEOUT at once, naming that
- * barrier.  The hooks sleep only in the call's first barrier, and rank 1's
- * hook holds its part of it (from 0.3 s to 0.9 s or later) so that rank 0
- * must wait there: on a loaded machine rank 1's signal could otherwise be in
- * before rank 0 looked, rank 0's sleep then fell in the heap barrier, and
- * the test failed for its own timing (6 of 20 runs under load).  Before, each barrier had its own GAS_TIMEOUT: the heap barrier
- * waited 0.7 s for the last rank's signal and gas_malloc returned GAS_OK
- * after 2.2 s of waiting, twice GAS_TIMEOUT.  What is checked is the status
- * and which barrier failed (the sleeps only order the ranks, with 0.2 s or
- * more to spare).  Then every rank finalizes (rank
- * 0's first gas_finalize meets its own unfinished heap barrier, on which
- * the others' gas_malloc completes, and fails; its second passes).
+ * call's, then one that grows the heap.  Progress hooks (they run inside the
+ * waits) order the ranks.  Rank 0 calls 0.5 s late, so its signals of the
+ * first barrier go out before it waits (in its last round), and there it
+ * sleeps 1.5 s: the barrier succeeds (the signal came meanwhile), but the
+ * call has waited longer than GAS_TIMEOUT.  The last rank, waiting for rank
+ * 0 in that barrier, sleeps from 0.2 s to 2.7 s in its wait, so its signal
+ * of the heap barrier comes at 2.7 s.  Rank 0's wait in the heap barrier
+ * (from 2 s) must fail with GAS_ERR_TIMEOUT at once, naming that barrier.
+ * The hooks sleep only in the call's first barrier, and rank 1's hook holds
+ * its part of it (from 0.3 s to 0.9 s or later) so that rank 0 must wait
+ * there: on a loaded machine rank 1's signal could otherwise be in before
+ * rank 0 looked, rank 0's sleep then fell in the heap barrier, and the test
+ * failed for its own timing (6 of 20 runs under load).  Before, each barrier
+ * had its own GAS_TIMEOUT: the heap barrier waited 0.7 s for the last rank's
+ * signal and gas_malloc returned GAS_OK after 2.2 s of waiting, twice
+ * GAS_TIMEOUT.  What is checked is the status and which barrier failed (the
+ * sleeps only order the ranks, with 0.2 s or more to spare).  Then every
+ * rank finalizes (rank 0's first gas_finalize meets its own unfinished heap
+ * barrier, on which the others' gas_malloc completes, and fails; its second
+ * passes).
  */
 #include <pthread.h>
 #include <time.h>

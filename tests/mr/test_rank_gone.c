@@ -4,14 +4,15 @@
  * rank exits right after gas_init; every other rank then calls MODE
  * (barrier, allreduce or teambarrier: a world barrier, a team collective, a
  * team barrier; or wait: gas_wait_until on a word of its own that nobody
- * writes, after a gas_malloc and a barrier that the last rank takes part in), which must fail with GAS_ERR_PEER within GAS_TIMEOUT
- * (set it: the test fails on GAS_ERR_TIMEOUT) naming a rank as gone (the
- * last one, or a survivor that already failed and left), also where it
- * passes on a member's failure note.  The error names the call.
- * Then gas_finalize, which fails the same way, and exit 0.
+ * writes, after a gas_malloc and a barrier that the last rank takes part
+ * in), which must fail with GAS_ERR_PEER within GAS_TIMEOUT (set it: the
+ * test fails on GAS_ERR_TIMEOUT) naming a rank as gone (the last one, or a
+ * survivor that already failed and left), also where it passes on a member's
+ * failure note.  The error names the call. Then gas_finalize, which fails
+ * the same way, and exit 0.
  *
- * Over udp (GAS_TRANSPORT=udp, or ranks on other "hosts": ANY_ROUTE set),
- * a rank reached by udp whose process ended is known by its port's refusal
+ * Over udp (GAS_TRANSPORT=udp, or ranks on other "hosts": ANY_ROUTE set), a
+ * rank reached by udp whose process ended is known by its port's refusal
  * (ICMP port unreachable), long before GAS_UDP_PEER_TIMEOUT (keep that above
  * GAS_TIMEOUT, so a silence-based death would fail the test as a timeout):
  * the error then says its address refuses datagrams, or that another rank's

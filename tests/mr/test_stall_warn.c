@@ -5,11 +5,12 @@
  * that warning must name the late rank: "rank L has not entered world
  * barrier" (the barrier's explainer; with udp's GAS_PROGRESS=poll the late
  * rank, asleep outside libgas, "did not answer", or the barrier's quiet
- * waits and names it as owing acknowledgements) and, for a collective, the member its
- * current round waits for ("the part of rank P"; P = L with 2 ranks).  Before, the warning said only what the call waited for
- * ("the other members", "a signal from rank P", P its round's partner).
- * Each rank catches its own stderr in a file around the two calls.  The
- * allreduce's result is checked too.
+ * waits and names it as owing acknowledgements) and, for a collective, the
+ * member its current round waits for ("the part of rank P"; P = L with 2
+ * ranks).  Before, the warning said only what the call waited for ("the
+ * other members", "a signal from rank P", P its round's partner). Each rank
+ * catches its own stderr in a file around the two calls.  The allreduce's
+ * result is checked too.
  */
 #include <fcntl.h>
 #include <unistd.h>

@@ -3,8 +3,10 @@
 # the loopback device (GAS_UDP_IFACE=lo) publish 127.0.0.1, which the other
 # host cannot reach.  The node identities differ, so each rank warns at its
 # first contact with the other that it "published a loopback address", and
-# the job fails after GAS_UDP_PEER_TIMEOUT (3 s here) with that cause in
-# the peer's death message, rather than a bare "dead or unreachable".
+# the job fails (within a second: nothing listens at 127.0.0.1:PORT in the
+# sender's own namespace, so the port is refused; else after
+# GAS_UDP_PEER_TIMEOUT, 3 s here) with that cause in the peer's death
+# message, rather than a bare "dead or unreachable".
 . "$(dirname "$0")/lib-tmp.sh"
 . tests/scripts/lib-udp.sh
 TEST=$BUILD/tests/mr/test_barrier

@@ -30,7 +30,8 @@ void gr_rank_gone_check(struct gr_job *job, int r)
     job->gone[job->ngone++] = r;
     /* Not a failure (the others may be leaving too), but the usual cause of
      * a barrier, collective or wait that then fails in the others (over shm
-     * at once, the process being gone; over udp after GAS_UDP_PEER_TIMEOUT),
+     * at once, the process being gone; over udp once its port refuses
+     * datagrams, or after GAS_UDP_PEER_TIMEOUT),
      * which gasrun cannot see: say so once, while others still run (not once
      * the job is failing: gasrun ends it then, and the exit may be an
      * abort's). */

@@ -67,11 +67,12 @@ static int pid_gone(pid_t pid)
 
 /*
  * pid has ended and waits to be reaped (a zombie), which kill(pid, 0) does
- * not tell.  Read from /proc, so asked only where a segment could not be
- * attached: an ending process's can no longer be opened, and the connect
- * then fell through to udp, which needed GAS_UDP_PEER_TIMEOUT to find the
- * rank gone.  (In the probes, these reads changed the timing of the
- * destroy-against-barrier mismatch tests enough to make them fail.)
+ * not tell.  Read from /proc, so asked only on error paths: where a segment
+ * could not be attached (an ending process's can no longer be opened, and
+ * the connect then fell through to udp, which needed GAS_UDP_PEER_TIMEOUT to
+ * find the rank gone) and by thorough looks (shm_gone_addr), never by the
+ * 50 ms probes of long waits (there, these reads changed the timing of the
+ * destroy-against-barrier mismatch tests enough to make them fail).
  */
 static int pid_zombie(pid_t pid)
 {

@@ -545,11 +545,13 @@ static struct gas_udp_chan *chan_at(const struct sockaddr_in *a)
  * queued error makes the socket readable-with-error for epoll and fails the
  * next recvmmsg, so it must be taken.  Port unreachables go to refused();
  * the rest (host unreachable, a too-big datagram: the protocol's own timers
- * and GAS_UDP_MTU cover them) are dropped.
+ * and GAS_UDP_MTU cover them) are dropped.  A death declared here is told
+ * to the other ranks at once.
  */
 static void drain_errors(void)
 {
     struct gas_udp_state *g = &gas_udp_g;
+    int refusals = 0;
     for (int k = 0; k < 256; k++) {
         struct sockaddr_in to;
         char data[64];
@@ -562,7 +564,7 @@ static void drain_errors(void)
                             .msg_iovlen = 1, .msg_control = ctl.buf,
                             .msg_controllen = sizeof ctl.buf};
         if (recvmsg(g->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
-            return;
+            break;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
             if (c->cmsg_level != IPPROTO_IP || c->cmsg_type != IP_RECVERR)
                 continue;
@@ -577,9 +579,11 @@ static void drain_errors(void)
             pthread_mutex_lock(&ch->lock);
             refused(ch, gas_rt_now_ns());
             pthread_mutex_unlock(&ch->lock);
-            gas_udp_announce();   /* a death declared just now: tell the other ranks */
+            refusals++;
         }
     }
+    if (refusals)
+        gas_udp_announce();
 }
 
 int gas_udp_rx_batch(void)

@@ -261,7 +261,7 @@ struct gas_udp_state {
     atomic_int total_blocked;
     atomic_int corked;                    /* some channel holds a corked datagram */
     atomic_int gso_off;                   /* the kernel refused a GSO send: never again */
-    atomic_int errq_pending;              /* a send failed with a queued ICMP error (rx.c drains) */
+    atomic_int errq_pending;              /* a send failed: its error may be queued (rx.c reads) */
     _Atomic uint64_t last_idle_poll_ns;    /* poll mode, no channel yet: last look */
 
     pthread_t pt;
