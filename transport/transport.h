@@ -382,9 +382,11 @@ void gas_tl_probe(int rank);
  * anything (a node-mate that shm reaches: ops->gone_addr), and
  * marks those lost (gas_tl_mark_exited).  A writer that exited without
  * gas_finalize then fails the wait (GAS_ERR_PEER) instead of hanging it.
- * Ranks reached over udp are not probed: that would send them traffic, and
- * a rank computing outside libgas with GAS_PROGRESS=poll would be declared
- * dead for not answering.  Called from the waiting thread only.
+ * Ranks reached over udp are not probed (a probe wants an answer, and a
+ * rank computing outside libgas with GAS_PROGRESS=poll would be declared
+ * dead for not giving one): those this rank has talked to are nudged
+ * instead (gas_udp_nudge_some), which finds them only where their port
+ * refuses datagrams.  Called from the waiting thread only.
  */
 void gas_tl_probe_gone_some(int *cursor);
 /* The same look at one rank's process (sends nothing); thorough: see

@@ -16,7 +16,9 @@
  * (ICMP port unreachable), long before GAS_UDP_PEER_TIMEOUT (keep that above
  * GAS_TIMEOUT, so a silence-based death would fail the test as a timeout):
  * the error then says its address refuses datagrams, or that another rank's
- * udp gave up on it.
+ * udp gave up on it.  In wait mode the rank waits on its own word (the
+ * barrier before had every rank talk to the last one, or hear from it), and
+ * nothing it waits for is owed by the gone rank: its udp must look by itself.
  */
 #include <gas.h>
 #include <stdio.h>
@@ -40,8 +42,11 @@ int main(int argc, char **argv)
     if (me == gone)
         exit(0);
     gas_status_t st;
-    if (strcmp(mode, "wait") == 0) {   /* any rank could write it: the node-mates are looked at */
-        st = gas_wait_until_u64((uint64_t *)gas_ptr_local(words), GAS_CMP_EQ, 1);
+    if (strcmp(mode, "wait") == 0) {   /* any rank could write it: the others are looked at */
+        gas_ptr_t mine;
+        if (gas_ptr_index(words, 8, (uint64_t)me, &mine) != GAS_OK || gas_ptr_rank(mine) != me)
+            return 2;
+        st = gas_wait_until_u64((uint64_t *)gas_ptr_local(mine), GAS_CMP_EQ, 1);
     } else if (strcmp(mode, "allreduce") == 0) {
         int64_t x = 1, y = 0;
         st = gas_allreduce(GAS_TEAM_WORLD, &y, &x, 1, GAS_INT64, GAS_OP_SUM);

@@ -75,6 +75,16 @@ const char *gas_udp_poll_hint(void);
  * peer; for waits that have waited long on a peer they send nothing to.
  */
 void gas_udp_probe(int rank);
+/*
+ * For a wait that no one rank owes (transport.c gas_tl_probe_gone_some): send
+ * the next few peers this rank has talked to, and has not heard from for a
+ * second, an acknowledgement (at most one each per quarter second).  It asks
+ * for no answer, so a silent peer is never declared dead for it (a rank
+ * computing outside libgas with GAS_PROGRESS=poll is safe); but where the
+ * peer's process has ended, its port refuses the datagram, and the refusal
+ * declares it dead (rx.c refused) instead of leaving the wait to hang.
+ */
+void gas_udp_nudge_some(void);
 
 /*
  * Another transport's event source, served by udp's progress (rdma: the

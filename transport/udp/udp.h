@@ -159,6 +159,7 @@ struct gas_udp_chan {
     uint64_t spur_cwnd, spur_ssthresh; /* the window before that timeout, to restore */
     uint64_t last_progress_ns, retry_ns;
     uint64_t alive_probe_ns;     /* last liveness probe (gas_udp_probe) */
+    uint64_t nudge_ns;           /* last nudge (gas_udp_nudge_some) */
     uint64_t last_rx_ns;         /* the peer's last datagram */
     uint64_t refused_ns;         /* first ICMP port unreachable since then (0: none; rx.c) */
     uint64_t probe_ns;           /* last completion probe; its interval backs off */
