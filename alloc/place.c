@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
@@ -179,17 +180,17 @@ static gas_status_t plan_numa(const char *text, struct gas_al_place *p)
     p->ngroups = 1;
     p->group_node[0] = t->nodes[0].id;
     p->mpol = MPOL_DEFAULT;
-    if (strcmp(text, "none") == 0) {
+    if (strcasecmp(text, "none") == 0) {
         p->numa = GAS_AL_NUMA_NONE;
         snprintf(p->numa_desc, sizeof p->numa_desc,
                  "none: a page goes to the node of the CPU that first touches it%s", one);
         return GAS_OK;
     }
-    if (strcmp(text, "local") == 0)
+    if (strcasecmp(text, "local") == 0)
         p->numa = GAS_AL_NUMA_LOCAL;
-    else if (strcmp(text, "interleave") == 0)
+    else if (strcasecmp(text, "interleave") == 0)
         p->numa = GAS_AL_NUMA_INTERLEAVE;
-    else if (strncmp(text, "node:", 5) == 0)
+    else if (strncasecmp(text, "node:", 5) == 0)
         p->numa = GAS_AL_NUMA_NODE;
     else
         return gas_rt_error(GAS_ERR_INVALID, "gas_init",

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -124,6 +125,23 @@ static int find(const char *name)
     return -1;
 }
 
+/* Why a string setting's text can never be right, whatever the machine
+ * (NULL: it may be); so gas-info refuses it as gas_init would. */
+static const char *string_why(enum gas_rt_config_id id, const char *text)
+{
+    if (id == GAS_CFG_NUMA) {
+        const char *words[] = {"local", "interleave", "none"};
+        for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+            if (strcasecmp(text, words[i]) == 0)
+                return NULL;
+        if (strncasecmp(text, "node:", 5) == 0 && isdigit((unsigned char)text[5]) &&
+            strspn(text + 5, "0123456789") == strlen(text + 5))
+            return NULL;
+        return "not one of local, interleave, node:N, none";
+    }
+    return NULL;
+}
+
 static gas_status_t set_value(int id, const char *text, const char *source)
 {
     const struct gas_rt_config_def *d = &gas_rt_config_defs[id];
@@ -140,6 +158,9 @@ static gas_status_t set_value(int id, const char *text, const char *source)
         return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_%s='%s' (from %s): %s", d->name,
                             text, source, why);
     }
+    if (d->type == GAS_CFG_T_STRING && (why = string_why((enum gas_rt_config_id)id, text)))
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init", "GAS_%s='%s' (from %s): %s", d->name,
+                            text, source, why);
     const struct range *r = range_of((enum gas_rt_config_id)id);
     if (!in_range(r, num)) {
         char b[96];
@@ -211,6 +232,10 @@ static gas_status_t load_line(const char *path, int lineno, char *p)
             break;
         }
     }
+    /* A file that a shell can also source: "export NAME=VALUE" is NAME=VALUE. */
+    if (strncmp(p, "export", 6) == 0 && (p[6] == ' ' || p[6] == '\t'))
+        for (p += 6; isspace((unsigned char)*p);)
+            p++;
     char *eq = strchr(p, '=');
     char *end = p + strlen(p);
     while (end > p && isspace((unsigned char)end[-1]))

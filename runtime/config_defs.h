@@ -40,7 +40,7 @@ GAS_CONFIG_ROW(WAIT_SPIN, TIME, "50us", NULL,
 GAS_CONFIG_ROW(WAIT_SLICE, TIME, "0", NULL,
                "Longest a sleeping wait goes before it looks at its condition again, woken or not (0: 2 ms on the futex doorbell, 1 ms in the udp socket). Writers wake sleepers, so this is only a safety net; a large value turns a missed wake-up into a visible stall.")
 GAS_CONFIG_ROW(CONFIG_FILE, STRING, "", NULL,
-               "A regular file of NAME=VALUE lines of any length (GAS_ prefix optional; # starts a comment at the start of a line or after a blank) read before the environment; the environment wins.")
+               "A regular file of NAME=VALUE lines of any length (GAS_ prefix optional; a leading export is ignored, so a shell can source the same file; # starts a comment at the start of a line or after a blank) read before the environment; the environment wins.")
 GAS_CONFIG_ROW(COLL_SCRATCH, SIZE, "512k", NULL,
                "Scratch space (collective mailboxes) each member of a team keeps for it in its segment, backed when used; at least 256 bytes per member are always taken. Larger values let big messages move in larger chunks.")
 GAS_CONFIG_ROW(COLL_ZCOPY_MIN, SIZE, "16k", NULL,

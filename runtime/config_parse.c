@@ -25,12 +25,43 @@ static int choice_index(const char *choices, const char *word)
     return -1;
 }
 
+/*
+ * Length of the decimal number that starts text: digits with at most one
+ * '.', at least one digit, then an exponent (e3, E-2) only where digits
+ * follow it (else the e is a unit: 1e is an exbibyte).  0 where text does
+ * not start with one: a sign, a blank, hex (0x..), nan and inf are refused
+ * rather than read the way strtod would.
+ */
+static size_t decimal_len(const char *text)
+{
+    size_t i = 0, digits = 0;
+    while (isdigit((unsigned char)text[i]))
+        i++, digits++;
+    if (text[i] == '.')
+        for (i++; isdigit((unsigned char)text[i]); i++)
+            digits++;
+    if (digits == 0)
+        return 0;
+    if (text[i] == 'e' || text[i] == 'E') {
+        size_t j = i + 1;
+        if (text[j] == '+' || text[j] == '-')
+            j++;
+        if (isdigit((unsigned char)text[j])) {
+            while (isdigit((unsigned char)text[j]))
+                j++;
+            i = j;
+        }
+    }
+    return i;
+}
+
 static int parse_scaled(const char *text, int is_time, uint64_t *num_p, const char **why_p)
 {
     errno = 0;
     char *end;
-    double v = strtod(text, &end);
-    if (end == text || errno != 0 || v < 0) {
+    size_t len = decimal_len(text);
+    double v = len ? strtod(text, &end) : 0;
+    if (len == 0 || end != text + len || errno != 0 || !(v >= 0)) {
         *why_p = is_time ? "not a duration (use e.g. 30s, 500ms, 20us)"
                          : "not a size (use e.g. 4096, 512m, 4g)";
         return -1;
@@ -73,6 +104,10 @@ static int parse_scaled(const char *text, int is_time, uint64_t *num_p, const ch
         *why_p = "too large";
         return -1;
     }
+    if (r > 0 && r < 1) {   /* 0.9 (bytes) or 0.5ns would silently become 0 (often: auto) */
+        *why_p = is_time ? "below one nanosecond" : "below one byte (a size is whole bytes)";
+        return -1;
+    }
     *num_p = (uint64_t)r;
     return 0;
 }
@@ -81,8 +116,11 @@ static int parse_scaled(const char *text, int is_time, uint64_t *num_p, const ch
 static int parse_ratio(const char *text, uint64_t *num_p, const char **why_p)
 {
     errno = 0;
-    char *end;
-    double v = strtod(text, &end);
+    char *end = (char *)text;
+    size_t len = decimal_len(text);
+    double v = len ? strtod(text, &end) : 0;
+    if (end != text + len)   /* strtod read more (hex): refused below */
+        end = (char *)text;
     if (end != text && *end == '%' && end[1] == '\0') {
         v /= 100;
         end++;
@@ -98,6 +136,9 @@ static int parse_ratio(const char *text, uint64_t *num_p, const char **why_p)
 int gas_rt_config_parse(enum gas_rt_config_type type, const char *choices, const char *text,
                         uint64_t *num_p, const char **why_p)
 {
+    if (type != GAS_CFG_T_STRING)
+        while (*text == ' ' || *text == '\t')   /* blanks before a number or a word */
+            text++;
     switch (type) {
     case GAS_CFG_T_SIZE:
         /* A size row may name one word for 0 (e.g. "auto"). */
@@ -109,11 +150,12 @@ int gas_rt_config_parse(enum gas_rt_config_type type, const char *choices, const
     case GAS_CFG_T_TIME:
         return parse_scaled(text, 1, num_p, why_p);
     case GAS_CFG_T_UINT: {
+        /* Decimal only: 05000 is 5000 (not octal 2560); 0x100 and -1 are refused. */
         char *end;
         errno = 0;
-        unsigned long long v = strtoull(text, &end, 0);
-        if (end == text || *end != '\0' || errno != 0 || text[0] == '-') {
-            *why_p = "not a non-negative integer";
+        unsigned long long v = strtoull(text, &end, 10);
+        if (!isdigit((unsigned char)text[0]) || *end != '\0' || errno != 0) {
+            *why_p = "not a non-negative decimal integer";
             return -1;
         }
         *num_p = v;

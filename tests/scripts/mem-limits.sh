@@ -17,7 +17,7 @@ run env GAS_NUMA=node:99 "$GASRUN" -n 2 "$TOOL"
 expect 2 "GAS_NUMA=node:99" "GAS_NUMA naming a missing node"
 [ "$nodes" = 1 ] && { grep -qF "one NUMA node" "$out" || fail "the one-node machine is not named"; }
 run env GAS_NUMA=nearest "$TOOL"
-expect 2 "GAS_NUMA='nearest' is not one of" "GAS_NUMA with a bad value"
+expect 2 "GAS_NUMA='nearest' (from env): not one of local, interleave, node:N, none" "GAS_NUMA with a bad value"
 
 # GAS_HUGEPAGES=on: an error naming both kernel settings unless one allows huge pages.
 shm=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null)

@@ -211,6 +211,57 @@ static void config_ranges(void)
     UCHECK(gas_rt_config_load() == GAS_OK, "the defaults are refused: %s", gas_last_error());
 }
 
+/*
+ * Numbers are decimal: nan, inf, hex and signs are refused (strtod and
+ * strtoull with base 0 took nan as 2^63 ns and 05000 as octal 2560), a
+ * nonzero size or duration below one unit is refused (it became 0, often
+ * "auto"), blanks before a number are skipped.
+ */
+static void decimal_numbers(void)
+{
+    const char *bad_time[] = {"nan", "NaN", "inf", "0x2", "+3", "-1", " -1", ".", "e3", "0.5ns"};
+    for (size_t i = 0; i < sizeof bad_time / sizeof bad_time[0]; i++)
+        parse_bad(GAS_CFG_T_TIME, NULL, bad_time[i]);
+    const char *bad_size[] = {"nan", "0x10", "0.9", "+4k", "1e-3"};
+    for (size_t i = 0; i < sizeof bad_size / sizeof bad_size[0]; i++)
+        parse_bad(GAS_CFG_T_SIZE, NULL, bad_size[i]);
+    const char *bad_uint[] = {"0x100", " -1", "-1", "+5", "1e3", "nan"};
+    for (size_t i = 0; i < sizeof bad_uint / sizeof bad_uint[0]; i++)
+        parse_bad(GAS_CFG_T_UINT, NULL, bad_uint[i]);
+    parse_bad(GAS_CFG_T_RATIO, NULL, "0x0.1");
+    parse_bad(GAS_CFG_T_RATIO, NULL, "nan");
+    UCHECK(parse_ok(GAS_CFG_T_UINT, NULL, "05000") == 5000, "05000 read as octal");
+    UCHECK(parse_ok(GAS_CFG_T_UINT, NULL, "08080") == 8080, "08080");
+    UCHECK(parse_ok(GAS_CFG_T_UINT, NULL, " 7") == 7, "a blank before a count");
+    UCHECK(parse_ok(GAS_CFG_T_TIME, NULL, "1e3ms") == 1000000000ull, "1e3ms");
+    UCHECK(parse_ok(GAS_CFG_T_TIME, NULL, " 2s") == 2000000000ull, "a blank before a duration");
+    UCHECK(parse_ok(GAS_CFG_T_TIME, NULL, "0") == 0, "0");
+    UCHECK(parse_ok(GAS_CFG_T_SIZE, NULL, "0.5k") == 512, "0.5k");
+    UCHECK(parse_ok(GAS_CFG_T_SIZE, NULL, "1e") == 1ull << 60, "1e (exbibyte, not an exponent)");
+}
+
+/* A file a shell can source ("export NAME=VALUE"), and GAS_NUMA refused
+ * when it can never be right (gas-info refuses it as gas_init does); its
+ * words in any case. */
+static void config_file_export_numa(void)
+{
+    char path[32];
+    const char *text = "export GAS_TIMEOUT=5s\nexport\tSTALL_WARN=2s\nNUMA=Interleave\n";
+    write_temp(path, text, strlen(text));
+    UCHECK(load_from(path) == GAS_OK, "export lines: %s", gas_last_error());
+    UCHECK(gas_rt_config_ns(GAS_CFG_TIMEOUT) == 5000000000ull, "export GAS_TIMEOUT=5s ignored");
+    UCHECK(gas_rt_config_ns(GAS_CFG_STALL_WARN) == 2000000000ull, "export<tab>STALL_WARN ignored");
+    unlink(path);
+    const char *bad[] = {"NUMA=bogus\n", "NUMA=node:\n", "NUMA=node:x\n", "NUMA=node:1x\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_temp(path, bad[i], strlen(bad[i]));
+        UCHECK(load_from(path) == GAS_ERR_INVALID, "%s accepted", bad[i]);
+        UCHECK(strstr(gas_last_error(), "not one of local, interleave, node:N, none") != NULL,
+               "GAS_NUMA message: %s", gas_last_error());
+        unlink(path);
+    }
+}
+
 int main(void)
 {
     gas_rt_error_set_abort(0);
@@ -233,6 +284,8 @@ int main(void)
     parse_bad(GAS_CFG_T_TIME, NULL, "5 fortnights");
     time_units();
     size_units();
+    decimal_numbers();
+    config_file_export_numa();
     config_ranges();
     const char *yes[] = {"y", "yes", "1", "on", "true", "YES", "True", "ON"};
     const char *no[] = {"n", "no", "0", "off", "false", "NO", "False", "Off"};
