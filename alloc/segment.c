@@ -80,6 +80,7 @@ gas_status_t gas_al_segment_create(const struct gas_al_seg_opts *o, struct gas_a
     /* The first touch: the header page, under the policy just set. */
     struct gas_al_seg_hdr *hdr = gas_al_seg_hdr(base);
     hdr->rank = o->rank;
+    hdr->job_key = o->job_key;
     hdr->size = size;
     hdr->flags = pl->advice == MADV_HUGEPAGE ? GAS_AL_SEG_F_HUGE
                : pl->advice == MADV_NOHUGEPAGE ? GAS_AL_SEG_F_NOHUGE : 0;

@@ -48,7 +48,8 @@ struct gas_al_seg_hdr {
     uint64_t size;
     uint64_t arena_floor;     /* lowest offset of gas_alloc memory (alloc/space.h) */
     uint64_t heap_top;        /* the heap ends at or below it (space.h: limit) */
-    char pad2[64 - 40];
+    uint64_t job_key;         /* the job's secret: a node-mate checks it before it trusts the rest */
+    char pad2[64 - 48];
     gas_rt_doorbell_t doorbell __attribute__((aligned(64))); /* rung after remote writes */
 };
 
@@ -64,6 +65,7 @@ struct gas_al_place;
 struct gas_al_seg_opts {
     int rank;
     uint32_t job_id;
+    uint64_t job_key;                   /* written to the header (gas_al_seg_hdr) */
     uint64_t size;                      /* a multiple of the backing's page size */
     const char *dir;                    /* GAS_SEGMENT_DIR, or "" for a memfd */
     const struct gas_al_place *place;   /* NUMA policy and huge pages */

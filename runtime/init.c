@@ -90,8 +90,9 @@ GAS_EXPORT gas_status_t gas_init(void)
         st = gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the table of mappings");
         goto err_boot;
     }
-    struct gas_al_seg_opts so = {.rank = boot->rank, .job_id = boot->job_id, .size = size,
-                                 .dir = dir, .place = &place};
+    struct gas_al_seg_opts so = {.rank = boot->rank, .job_id = boot->job_id,
+                                 .job_key = boot->job_key, .size = size, .dir = dir,
+                                 .place = &place};
     if ((st = gas_al_segment_create(&so, &seg)) != GAS_OK)
         goto err_fault;
     gas_tl_env_t env = {

@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,6 +34,19 @@ static uint64_t hash_boot_id(uint64_t h, int *read_p)
     return fnv1a(h, buf, strlen(buf));
 }
 
+/* Whether the /proc this process sees belongs to its own PID namespace
+ * (/proc/self names its own pid): node-mates reach each other's segments
+ * and check each other's liveness through /proc/PID. */
+static int proc_is_ours(void)
+{
+    char link[32];
+    ssize_t n = readlink("/proc/self", link, sizeof link - 1);
+    if (n <= 0)
+        return 0;
+    link[n] = '\0';
+    return strtol(link, NULL, 10) == (long)getpid();
+}
+
 uint64_t gas_rt_node_id(void)
 {
     uint64_t h = hash_boot_id(14695981039346656037ull, NULL);
@@ -40,6 +54,14 @@ uint64_t gas_rt_node_id(void)
     struct stat st;
     if (stat("/proc/self/ns/net", &st) == 0)
         h = fnv1a(h, &st.st_ino, sizeof st.st_ino);
+    /* Containers with the host's network but PID namespaces of their own:
+     * a pid (and /proc/PID/fd) means another process in each. */
+    if (stat("/proc/self/ns/pid", &st) == 0)
+        h = fnv1a(h, &st.st_ino, sizeof st.st_ino);
+    if (!proc_is_ours()) {   /* no /proc/PID route at all: a node of its own */
+        pid_t pid = getpid();
+        h = fnv1a(h, &pid, sizeof pid);
+    }
     gethostname(buf, sizeof buf - 1);
     h = fnv1a(h, buf, strlen(buf));
     return h ? h : 1;

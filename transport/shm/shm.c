@@ -123,14 +123,20 @@ static gas_status_t shm_connect(int rank, const void *addr, size_t len, gas_tl_p
         p->mapped = 1;
     }
     p->hdr = gas_al_seg_hdr(base);
-    if (__atomic_load_n(&p->hdr->magic, __ATOMIC_ACQUIRE) != GAS_AL_SEG_MAGIC ||
-        p->hdr->rank != rank) {
+    int ours = __atomic_load_n(&p->hdr->magic, __ATOMIC_ACQUIRE) == GAS_AL_SEG_MAGIC;
+    if (!ours || p->hdr->rank != rank || p->hdr->job_key != env.job_key) {
         if (p->mapped)
             gas_al_segment_detach(base, size);
         free(p);
+        /* Another process's memory behind the published pid and fd: /proc
+         * of another PID namespace, or a pid reused.  Never written to. */
         return gas_rt_error(GAS_ERR_PEER, "connect",
-                            "the shared segment published by rank %d does not carry its header",
-                            rank);
+                            "the shared segment published by rank %d %s: the process this rank "
+                            "sees as its pid is another (a PID namespace of its own? run such "
+                            "ranks with GAS_TRANSPORT=udp)",
+                            rank, !ours ? "does not carry a libgas header"
+                                  : p->hdr->rank != rank ? "belongs to another rank"
+                                                         : "belongs to another job");
     }
     p->base = (gas_tl_peer_t){.ops = &gas_shm_ops, .rank = rank, .direct_base = base,
                               .size = size};
