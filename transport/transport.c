@@ -373,7 +373,8 @@ void gas_tl_lost_what(int rank, char *buf, size_t cap)
                      ? "another rank's udp gave up on it and said so"
                      : gas_udp_lost_refused(rank)
                      ? "its udp address refuses datagrams: nothing listens there; its process "
-                       "has ended, or this host cannot reach it at the address it published"
+                       "has ended, a firewall on its host rejects this rank's datagrams, or "
+                       "this host cannot reach it at the address it published"
                      : "udp gave up on it after GAS_UDP_PEER_TIMEOUT",
                  gas_udp_lost_refused(rank) ? "" : gas_udp_poll_hint());
 }

@@ -43,7 +43,9 @@ void gr_rank_gone_check(struct gr_job *job, int r)
         gr_msg("%s exited with status 0 %s while %d rank%s still run%s; a barrier, "
                "collective or gas_wait_until that needs it cannot complete: it fails with "
                "GAS_ERR_PEER, at once where shm reaches it, else once udp finds its port "
-               "closed (or, where nothing answers at all, after GAS_UDP_PEER_TIMEOUT)",
+               "closed (or, where nothing answers, after GAS_UDP_PEER_TIMEOUT; a "
+               "gas_wait_until on a rank that never talked to it: when another rank finds "
+               "it, or at GAS_TIMEOUT)",
                gr_rank_name(job, r, name),
                gr_rdv_fini_failed(job->rdv, (uint32_t)r)
                    ? "after its gas_finalize failed (it was not finalized; its error says why)"

@@ -321,6 +321,7 @@ static void say_goodbye(void)
                 gas_udp_chan_seal(ch, now);
                 gas_udp_chan_push(ch, now, 1);
                 ch->bye_sent = 1;
+                ch->refused_ns = 0;   /* parted: only a refusal of the goodbye counts */
             }
             all &= parted(ch, now);
             pthread_mutex_unlock(&ch->lock);

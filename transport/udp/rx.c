@@ -484,60 +484,82 @@ static void ack_in_order(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, u
 
 /* ---- ICMP errors ---- */
 
-#define REFUSED_GRACE_NS 500000000ull /* refused this long, nothing heard: the peer has ended */
+#define REFUSED_GRACE_NS 1000000000ull /* refused this long, nothing heard: the peer has ended */
+#define REFUSED_GAP_NS 1500000000ull   /* no refusal for this long (and 3 gaps): an episode ended */
 
 /*
- * An ICMP port unreachable for a datagram to ch: nothing listens at the
- * address the peer published.  Its socket is bound before the address is
- * published and closed only when the process ends or finalizes (a peer that
- * said goodbye is left alone), so a refusal that lasts REFUSED_GRACE_NS
- * (capped at half GAS_UDP_PEER_TIMEOUT) with nothing received from the peer
- * meanwhile declares it dead then, instead of after GAS_UDP_PEER_TIMEOUT of
- * silence.  The grace rides out a firewall that rejects for a moment; a peer
- * that only stopped (SIGSTOP, a debugger, poll mode) keeps its socket and is
- * never refused.  While this rank finalizes (its goodbye sent), a refusal
- * only ends its wait for the peer's goodbye.  Called with ch->lock held.
+ * An ICMP port unreachable for a datagram to ch, sent by the peer's host:
+ * nothing listens at the address the peer published.  Its socket is bound
+ * before the address is published and closed only when the process ends or
+ * finalizes (a peer that said goodbye is left alone), so refusals that go on
+ * for REFUSED_GRACE_NS (capped at half GAS_UDP_PEER_TIMEOUT) with nothing
+ * received from the peer meanwhile declare it dead then, instead of after
+ * GAS_UDP_PEER_TIMEOUT of silence.  Refusals that stop end their episode: a
+ * refusal after a pause longer than REFUSED_GAP_NS, and three times the gap
+ * before it (retransmissions back off; the kernel sends about one refusal a
+ * second to another host), starts a new one.  So a firewall that rejects for
+ * less than the grace, even now and then, never kills a live peer that is
+ * silent meanwhile (computing in poll mode).  A peer that only stopped
+ * (SIGSTOP, a debugger) keeps its socket and is never refused.  While this
+ * rank finalizes (its goodbye sent), a refusal only ends its wait for the
+ * peer's goodbye.  Called with ch->lock held.
  */
 static void refused(struct gas_udp_chan *ch, uint64_t now)
 {
     if (atomic_load_explicit(&ch->dead, memory_order_relaxed) || ch->bye_recv)
         return;
-    if (ch->bye_sent) {   /* both finalizing: the peer closed its socket first (init.c parted) */
-        if (ch->refused_ns == 0)
-            ch->refused_ns = now;
-        return;
-    }
-    if (ch->refused_ns == 0) {
+    uint64_t gap = now - ch->refused_last_ns;
+    int fresh = ch->refused_ns == 0 ||
+                (gap > REFUSED_GAP_NS && gap > 3 * ch->refused_gap_ns);
+    ch->refused_gap_ns = fresh ? 0 : gap;
+    ch->refused_last_ns = now;
+    if (fresh)
         ch->refused_ns = now;
+    if (fresh || ch->bye_sent)   /* both finalizing: the peer closed its socket first (init.c parted) */
         return;
-    }
     uint64_t grace = REFUSED_GRACE_NS, half = gas_udp_g.cfg.peer_timeout / 2;
     if (half < grace)
         grace = half;
     if (now - ch->refused_ns < grace)
         return;
-    char why[400], hint[256];
+    char why[640], hint[256];
     gas_udp_loopback_hint(ch, hint, sizeof hint);
-    snprintf(why, sizeof why, "its address refused datagrams for %.1f s (ICMP port unreachable: "
-             "nothing listens there%s)%s", (double)(now - ch->refused_ns) / 1e9,
-             hint[0] ? "" : "; its process has ended or closed its socket", hint);
+    snprintf(why, sizeof why, "its address refused datagrams for %.1f s (ICMP port unreachable "
+             "from its host: nothing listens there%s)%s", (double)(now - ch->refused_ns) / 1e9,
+             hint[0] ? "" : "; its process has ended or closed its socket, or a firewall there "
+                            "rejects this rank's datagrams",
+             hint);
     if (gas_udp_g.lost_refused)
         atomic_store(&gas_udp_g.lost_refused[ch->rank], 1);
     gas_udp_chan_kill(ch, why);
 }
 
-/* The channel whose peer published address a (NULL: none in use). */
-static struct gas_udp_chan *chan_at(const struct sockaddr_in *a)
+/*
+ * The channel whose peer published address a (NULL: none in use); returned
+ * locked.  The address is read under the channel's lock (set_addr writes it).
+ */
+static struct gas_udp_chan *chan_at_locked(const struct sockaddr_in *a)
 {
     struct gas_udp_state *g = &gas_udp_g;
     uint32_t n = atomic_load_explicit(&g->nactive, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++) {
         struct gas_udp_chan *ch = g->active[i];
+        pthread_mutex_lock(&ch->lock);
         if (ch->have_addr && ch->addr.sin_addr.s_addr == a->sin_addr.s_addr &&
             ch->addr.sin_port == a->sin_port)
             return ch;
+        pthread_mutex_unlock(&ch->lock);
     }
     return NULL;
+}
+
+/* Whether the ICMP error ee came from the host of address to (the peer's
+ * own kernel, not a router or a firewall on the way). */
+static int from_host_of(const struct sock_extended_err *ee, const struct sockaddr_in *to)
+{
+    struct sockaddr_in off;
+    memcpy(&off, SO_EE_OFFENDER(ee), sizeof off);
+    return off.sin_family != AF_INET || off.sin_addr.s_addr == to->sin_addr.s_addr;
 }
 
 /*
@@ -568,15 +590,15 @@ static void drain_errors(void)
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
             if (c->cmsg_level != IPPROTO_IP || c->cmsg_type != IP_RECVERR)
                 continue;
-            struct sock_extended_err ee;
-            memcpy(&ee, CMSG_DATA(c), sizeof ee);
-            if (ee.ee_origin != SO_EE_ORIGIN_ICMP || ee.ee_type != ICMP_DEST_UNREACH ||
-                ee.ee_code != ICMP_PORT_UNREACH || mh.msg_namelen < sizeof to)
+            const struct sock_extended_err *ee = (const void *)CMSG_DATA(c);
+            if (c->cmsg_len < CMSG_LEN(sizeof *ee + sizeof(struct sockaddr_in)) ||
+                ee->ee_origin != SO_EE_ORIGIN_ICMP || ee->ee_type != ICMP_DEST_UNREACH ||
+                ee->ee_code != ICMP_PORT_UNREACH || mh.msg_namelen < sizeof to ||
+                !from_host_of(ee, &to))
                 continue;
-            struct gas_udp_chan *ch = chan_at(&to);
+            struct gas_udp_chan *ch = chan_at_locked(&to);
             if (ch == NULL)
                 continue;
-            pthread_mutex_lock(&ch->lock);
             refused(ch, gas_rt_now_ns());
             pthread_mutex_unlock(&ch->lock);
             refusals++;

@@ -161,7 +161,8 @@ struct gas_udp_chan {
     uint64_t alive_probe_ns;     /* last liveness probe (gas_udp_probe) */
     uint64_t nudge_ns;           /* last nudge (gas_udp_nudge_some) */
     uint64_t last_rx_ns;         /* the peer's last datagram */
-    uint64_t refused_ns;         /* first ICMP port unreachable since then (0: none; rx.c) */
+    uint64_t refused_ns;         /* first ICMP port unreachable of this episode (0: none; rx.c) */
+    uint64_t refused_last_ns, refused_gap_ns; /* the episode's last refusal, the gap before it */
     uint64_t probe_ns;           /* last completion probe; its interval backs off */
     unsigned probe_backoff;
     _Atomic uint32_t cacked;     /* our numbers before it are applied, replies delivered */
