@@ -1,6 +1,7 @@
 /* state.c - the gas/ layer's process state, started and stopped by runtime/init.c. */
 #include "internal.h"
 
+#include "runtime/config.h"
 #include "runtime/log.h"
 
 #include <stdio.h>
@@ -66,8 +67,21 @@ gas_status_t gas_gs_agree(void)
     /* Segments may differ between nodes (auto sizing): plans use the smallest. */
     uint64_t mn = gas_gs.seg.size;
     gas_status_t st = gas_gs_barrier_minmax("gas_init", gas_gs.seg.size, &mn, NULL);
-    if (st == GAS_OK)
-        gas_gs.seg_min = mn;
+    if (st != GAS_OK)
+        return st;
+    gas_gs.seg_min = mn;
+    /* Every team's mailboxes are laid out from GAS_COLL_SCRATCH: ranks that
+     * disagree would write where the others do not read (the first
+     * collective failed on some ranks as a "mismatch" the user never made,
+     * and others went on).  Every rank fails gas_init alike instead. */
+    uint64_t mine = gas_rt_config_size(GAS_CFG_COLL_SCRATCH), lo = mine, hi = mine;
+    st = gas_gs_barrier_minmax("gas_init", mine, &lo, &hi);
+    if (st == GAS_OK && lo != hi)
+        st = gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                          "GAS_COLL_SCRATCH differs between ranks (from %llu to %llu bytes; "
+                          "%llu here, from %s): every rank must use the same value",
+                          (unsigned long long)lo, (unsigned long long)hi,
+                          (unsigned long long)mine, gas_rt_config_source(GAS_CFG_COLL_SCRATCH));
     return st;
 }
 

@@ -42,7 +42,7 @@ GAS_CONFIG_ROW(WAIT_SLICE, TIME, "0", NULL,
 GAS_CONFIG_ROW(CONFIG_FILE, STRING, "", NULL,
                "A regular file of NAME=VALUE lines of any length (GAS_ prefix optional; a leading export is ignored, so a shell can source the same file; # starts a comment at the start of a line or after a blank) read before the environment; the environment wins.")
 GAS_CONFIG_ROW(COLL_SCRATCH, SIZE, "512k", NULL,
-               "Scratch space (collective mailboxes) each member of a team keeps for it in its segment, backed when used; at least 256 bytes per member are always taken. Larger values let big messages move in larger chunks.")
+               "Scratch space (collective mailboxes) each member of a team keeps for it in its segment, backed when used; at least 256 bytes per member are always taken. Larger values let big messages move in larger chunks. Every rank must use the same value (gas_init fails on every rank otherwise, naming it).")
 GAS_CONFIG_ROW(COLL_ZCOPY_MIN, SIZE, "16k", NULL,
                "Collective messages of at least this many bytes go straight into a destination buffer that lies in the receiver's segment (zero-copy) instead of through the mailboxes; 0: never.")
 GAS_CONFIG_ROW(COLL_TUNING, STRING, "", NULL,
