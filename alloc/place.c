@@ -1,5 +1,6 @@
 /* place.c - NUMA policy and huge pages of segments (see place.h). */
 #include "place.h"
+#include "runtime/config.h"
 #include "runtime/error.h"
 
 #include <errno.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/mman.h>
 
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
@@ -180,21 +180,17 @@ static gas_status_t plan_numa(const char *text, struct gas_al_place *p)
     p->ngroups = 1;
     p->group_node[0] = t->nodes[0].id;
     p->mpol = MPOL_DEFAULT;
-    if (strcasecmp(text, "none") == 0) {
-        p->numa = GAS_AL_NUMA_NONE;
+    long id = -1;
+    int kind = gas_rt_config_numa(text, &id);   /* refused when the configuration was read */
+    if (kind < 0)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                            "GAS_NUMA='%s' is not one of local, interleave, node:N, none", text);
+    p->numa = (enum gas_al_numa)kind;
+    if (p->numa == GAS_AL_NUMA_NONE) {
         snprintf(p->numa_desc, sizeof p->numa_desc,
                  "none: a page goes to the node of the CPU that first touches it%s", one);
         return GAS_OK;
     }
-    if (strcasecmp(text, "local") == 0)
-        p->numa = GAS_AL_NUMA_LOCAL;
-    else if (strcasecmp(text, "interleave") == 0)
-        p->numa = GAS_AL_NUMA_INTERLEAVE;
-    else if (strncasecmp(text, "node:", 5) == 0)
-        p->numa = GAS_AL_NUMA_NODE;
-    else
-        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
-                            "GAS_NUMA='%s' is not one of local, interleave, node:N, none", text);
     if (!t->numa) {
         if (p->numa == GAS_AL_NUMA_NODE)
             return gas_rt_error(GAS_ERR_UNSUPPORTED, "gas_init",
@@ -217,10 +213,7 @@ static gas_status_t plan_numa(const char *text, struct gas_al_place *p)
     }
     memset(p->nodemask, 0, sizeof p->nodemask);
     if (p->numa == GAS_AL_NUMA_NODE) {
-        char *end;
-        long id = strtol(text + 5, &end, 10);
-        int idx = *end == '\0' && end != text + 5 && id >= 0 && id < GAS_AL_NODEMASK_BITS
-                      ? gas_rt_topo_index_of_node((int)id) : -1;
+        int idx = id < GAS_AL_NODEMASK_BITS ? gas_rt_topo_index_of_node((int)id) : -1;
         unsigned long allowed[sizeof p->nodemask / sizeof p->nodemask[0]] = {0};
         allowed_mems(allowed, nodes, sizeof nodes);
         size_t w = 8 * sizeof(unsigned long);

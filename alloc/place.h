@@ -34,6 +34,7 @@
 #include "limits.h"
 #include "runtime/topo.h"
 
+/* In gas_rt_config_numa's order (runtime/config.h): GAS_NUMA is read by it. */
 enum gas_al_numa { GAS_AL_NUMA_LOCAL, GAS_AL_NUMA_INTERLEAVE, GAS_AL_NUMA_NODE, GAS_AL_NUMA_NONE };
 enum gas_al_huge { GAS_AL_HUGE_AUTO = 0, GAS_AL_HUGE_ON = 1, GAS_AL_HUGE_OFF = 2 }; /* GAS_HUGEPAGES order */
 

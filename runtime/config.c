@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -129,16 +128,8 @@ static int find(const char *name)
  * (NULL: it may be); so gas-info refuses it as gas_init would. */
 static const char *string_why(enum gas_rt_config_id id, const char *text)
 {
-    if (id == GAS_CFG_NUMA) {
-        const char *words[] = {"local", "interleave", "none"};
-        for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-            if (strcasecmp(text, words[i]) == 0)
-                return NULL;
-        if (strncasecmp(text, "node:", 5) == 0 && isdigit((unsigned char)text[5]) &&
-            strspn(text + 5, "0123456789") == strlen(text + 5))
-            return NULL;
+    if (id == GAS_CFG_NUMA && gas_rt_config_numa(text, NULL) < 0)
         return "not one of local, interleave, node:N, none";
-    }
     return NULL;
 }
 

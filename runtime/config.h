@@ -41,6 +41,14 @@ extern const struct gas_rt_config_def gas_rt_config_defs[GAS_CFG_COUNT];
 gas_status_t gas_rt_config_load(void);
 void gas_rt_config_reset(void);
 
+/*
+ * GAS_NUMA's value, in any case: 0 local, 1 interleave, 2 node:N (*node_p =
+ * N, decimal digits), 3 none (alloc/place.h enum gas_al_numa's order); -1
+ * for anything else.  The configuration refuses -1 when it is read;
+ * alloc/place.c plans from the same reading.
+ */
+int gas_rt_config_numa(const char *text, long *node_p);
+
 /* Parse one value of a given type; 0 on success, -1 with *why_p set. */
 int gas_rt_config_parse(enum gas_rt_config_type type, const char *choices, const char *text,
                         uint64_t *num_p, const char **why_p);

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -131,6 +132,21 @@ static int parse_ratio(const char *text, uint64_t *num_p, const char **why_p)
     }
     *num_p = (uint64_t)(v * 1e6 + 0.5);
     return 0;
+}
+
+int gas_rt_config_numa(const char *text, long *node_p)
+{
+    int word = choice_index("local|interleave|node|none", text);
+    if (word >= 0)
+        return word == 2 ? -1 : word;   /* "node" needs its number */
+    if (strncasecmp(text, "node:", 5) != 0 || !isdigit((unsigned char)text[5]) ||
+        strspn(text + 5, "0123456789") != strlen(text + 5))
+        return -1;
+    errno = 0;
+    long id = strtol(text + 5, NULL, 10);
+    if (node_p)
+        *node_p = errno ? LONG_MAX : id;
+    return 2;
 }
 
 int gas_rt_config_parse(enum gas_rt_config_type type, const char *choices, const char *text,

@@ -475,7 +475,7 @@ void gas_tl_probe_gone_some(int *cursor)
         *cursor = (r + 1) % job_size;
         (void)gas_tl_look_gone(r, 0);
     }
-    gas_udp_nudge_some();
+    gas_udp_knock_some();
 }
 
 int gas_tl_signal_missing(uint64_t *probe_at, int from, const int *ranks, int n)

@@ -384,8 +384,8 @@ void gas_tl_probe(int rank);
  * gas_finalize then fails the wait (GAS_ERR_PEER) instead of hanging it.
  * Ranks reached over udp are not probed (a probe wants an answer, and a
  * rank computing outside libgas with GAS_PROGRESS=poll would be declared
- * dead for not giving one): those this rank has talked to are nudged
- * instead (gas_udp_nudge_some), which finds them only where their port
+ * dead for not giving one): those this rank has talked to are knocked at
+ * instead (gas_udp_knock_some), which finds them only where their port
  * refuses datagrams.  Called from the waiting thread only.
  */
 void gas_tl_probe_gone_some(int *cursor);

@@ -3,7 +3,7 @@
  * libgas for longer than GAS_UDP_PEER_TIMEOUT is not failed for it
  * (GAS_TRANSPORT=udp, GAS_PROGRESS=poll, GAS_UDP_PEER_TIMEOUT=1s, 2 ranks).
  *
- * A wait that no one rank owes nudges the udp peers it has talked to (so that
+ * A wait that no one rank owes knocks at the udp peers it has talked to (so that
  * one whose process ended is found by its port's refusal), but asks them for
  * no answer: a poll-mode rank that makes no libgas call answers nothing, and
  * must not be declared dead for it.  Rank 1 sleeps QUIET seconds (3, three

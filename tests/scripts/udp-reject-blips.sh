@@ -2,7 +2,7 @@
 # udp-reject-blips.sh - a firewall on the peer's host that rejects its udp port
 # (ICMP port unreachable) for 0.4 s, three times 3 s apart, must not get a live
 # peer declared dead, even one silent meanwhile: rank 1 (GAS_PROGRESS=poll)
-# computes 10 s outside libgas while rank 0 sits in gas_wait_until, nudging it
+# computes 10 s outside libgas while rank 0 sits in gas_wait_until, knocking at it
 # (docs/udp.md, "Dead peers").  Refusals that stop end their episode; only
 # refusals that go on for the grace (1 s) declare a death.  Before, the first
 # refusal's time was kept until the peer was heard from, so the second blip
@@ -28,7 +28,7 @@ QUIET_S=10 GAS_TRANSPORT=udp GAS_PROGRESS=poll GAS_UDP_PORT=41000 GAS_ERRORS=ret
 job=$!
 for _ in $(seq 200); do grep -q "rank 0\] waiting" "$out" && break; sleep 0.05; done
 grep -q "rank 0\] waiting" "$out" || { cat "$out"; fail "rank 0 never began its wait"; }
-sleep 1.2   # rank 1 silent for a second: rank 0 nudges it every 250 ms
+sleep 1.2   # rank 1 silent for a second: rank 0 knocks every 250 ms
 for k in 1 2 3; do
     nsx nft add rule inet gasrj in udp dport 41001 reject || fail "cannot add the reject rule"
     sleep 0.4

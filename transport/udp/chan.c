@@ -314,7 +314,7 @@ static int ring_grow(struct gas_udp_chan *ch)
 void gas_udp_chan_seal(struct gas_udp_chan *ch, uint64_t now)
 {
     const struct gas_udp_state *g = &gas_udp_g;
-    if (ch->open == NULL || ch->open_len == GAS_UDP_HDR_LEN)
+    if (!gas_udp_chan_has_open(ch))
         return;
     if (ch->next_seq - ch->una + 1 > ch->ring_cap && ring_grow(ch) != 0)
         return; /* stays open; sealed on a later call */

@@ -140,11 +140,11 @@ void gas_udp_probe(int rank)
     pthread_mutex_unlock(&ch->lock);
 }
 
-#define NUDGE_BATCH 8            /* channels looked at per call */
-#define NUDGE_SILENT_NS 1000000000ull /* nudged once silent this long */
-#define NUDGE_GAP_NS 250000000ull     /* at most one nudge per channel this often */
+#define KNOCK_BATCH 8                 /* channels looked at per call */
+#define KNOCK_SILENT_NS 1000000000ull /* knocked at once silent this long */
+#define KNOCK_GAP_NS 250000000ull     /* at most one knock per channel this often */
 
-void gas_udp_nudge_some(void)
+void gas_udp_knock_some(void)
 {
     static _Atomic uint32_t cursor;
     struct gas_udp_state *g = &gas_udp_g;
@@ -152,16 +152,16 @@ void gas_udp_nudge_some(void)
         return;
     uint32_t n = atomic_load_explicit(&g->nactive, memory_order_acquire);
     uint64_t now = gas_rt_now_ns();
-    for (uint32_t k = 0; k < NUDGE_BATCH && k < n; k++) {
+    for (uint32_t k = 0; k < KNOCK_BATCH && k < n; k++) {
         struct gas_udp_chan *ch = g->active[atomic_fetch_add(&cursor, 1) % n];
         if (atomic_load(&ch->dead) || gas_udp_peer_lost(ch->rank))
             continue;
         pthread_mutex_lock(&ch->lock);
         /* Idle channels only: datagrams out are resent (and refused) anyway. */
-        int idle = ch->una == ch->next_seq && (ch->open == NULL || ch->open_len == GAS_UDP_HDR_LEN);
+        int idle = ch->una == ch->next_seq && !gas_udp_chan_has_open(ch);
         if (idle && ch->have_addr && !ch->bye_recv && !ch->bye_sent &&
-            now - ch->last_rx_ns >= NUDGE_SILENT_NS && now - ch->nudge_ns >= NUDGE_GAP_NS) {
-            ch->nudge_ns = now;
+            now - ch->last_rx_ns >= KNOCK_SILENT_NS && now - ch->knock_ns >= KNOCK_GAP_NS) {
+            ch->knock_ns = now;
             gas_udp_chan_send_ack(ch, now, 0);
         }
         pthread_mutex_unlock(&ch->lock);

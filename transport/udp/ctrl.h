@@ -78,13 +78,14 @@ void gas_udp_probe(int rank);
 /*
  * For a wait that no one rank owes (transport.c gas_tl_probe_gone_some): send
  * the next few peers this rank has talked to, and has not heard from for a
- * second, an acknowledgement (at most one each per quarter second).  It asks
+ * second, an acknowledgement, a knock (at most one each per quarter second;
+ * not the doorbell's wake-up nudge, gas_udp_sock_nudge).  It asks
  * for no answer, so a silent peer is never declared dead for it (a rank
  * computing outside libgas with GAS_PROGRESS=poll is safe); but where the
  * peer's process has ended, its port refuses the datagram, and the refusal
  * declares it dead (rx.c refused) instead of leaving the wait to hang.
  */
-void gas_udp_nudge_some(void);
+void gas_udp_knock_some(void);
 
 /*
  * Another transport's event source, served by udp's progress (rdma: the

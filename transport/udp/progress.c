@@ -375,7 +375,7 @@ int gas_udp_progress(void)
         for (uint32_t i = 0; i < na; i++) {
             struct gas_udp_chan *ch = g->active[i];
             pthread_mutex_lock(&ch->lock);
-            if (ch->open && ch->open_len > GAS_UDP_HDR_LEN)
+            if (gas_udp_chan_has_open(ch))
                 gas_udp_chan_push(ch, t, 1);
             pthread_mutex_unlock(&ch->lock);
         }

@@ -177,7 +177,7 @@ void gas_udp_chan_push(struct gas_udp_chan *ch, uint64_t now, int flush)
                 }
         }
         if (s == NULL) {
-            if (ch->snd_nxt == ch->next_seq && ch->open && ch->open_len > GAS_UDP_HDR_LEN &&
+            if (ch->snd_nxt == ch->next_seq && gas_udp_chan_has_open(ch) &&
                 window_allows(ch, ch->open_len, 1)) {
                 if (flush || ch->snd_nxt - ch->una < GAS_UDP_CORK ||
                     ch->open_len >= ch->dgram_max / 2)
@@ -340,7 +340,7 @@ uint64_t gas_udp_chan_timers(struct gas_udp_chan *ch, uint64_t now, uint64_t *ur
     }
     if (ch->pace_at && now >= ch->pace_at)
         ch->pace_at = 0; /* the push below sends what the pacer held */
-    if (ch->lost || ch->snd_nxt != ch->next_seq || (ch->open && ch->open_len > GAS_UDP_HDR_LEN))
+    if (ch->lost || ch->snd_nxt != ch->next_seq || gas_udp_chan_has_open(ch))
         gas_udp_chan_push(ch, now, 1);
     if (ch->ack_due_ns) {
         if (now >= ch->ack_due_ns)

@@ -159,7 +159,7 @@ struct gas_udp_chan {
     uint64_t spur_cwnd, spur_ssthresh; /* the window before that timeout, to restore */
     uint64_t last_progress_ns, retry_ns;
     uint64_t alive_probe_ns;     /* last liveness probe (gas_udp_probe) */
-    uint64_t nudge_ns;           /* last nudge (gas_udp_nudge_some) */
+    uint64_t knock_ns;           /* last knock (gas_udp_knock_some) */
     uint64_t last_rx_ns;         /* the peer's last datagram */
     uint64_t refused_ns;         /* first ICMP port unreachable of this episode (0: none; rx.c) */
     uint64_t refused_last_ns, refused_gap_ns; /* the episode's last refusal, the gap before it */
@@ -306,6 +306,13 @@ void gas_udp_sock_nudge(uint32_t ip, uint16_t port);
  * published (0 before gas_init, or where it published no udp address).
  * gas-bench's raw stream reference sends datagrams of this size. */
 uint32_t gas_udp_peer_dgram(int rank);
+
+/* Whether ch has records appended that no datagram carries yet (an open
+ * datagram past its header: gas_udp_chan_seal numbers it). */
+static inline int gas_udp_chan_has_open(const struct gas_udp_chan *ch)
+{
+    return ch->open != NULL && ch->open_len > GAS_UDP_HDR_LEN;
+}
 
 static inline struct gas_udp_slot *gas_udp_slot_at(struct gas_udp_chan *ch, uint32_t seq)
 {
