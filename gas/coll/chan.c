@@ -26,14 +26,19 @@
  *
  * Zero-copy: when a receive's destination lies in the receiver's segment
  * and the message is at least GAS_COLL_ZCOPY_MIN bytes, the receiver writes
- * (message number, offset, length) into the sender's cts[receiver] as it
- * starts the receive.  A sender that finds the entry for the message it is
- * sending puts the rest of the message straight to that offset, then one
+ * (message key, offset, length, call identity) into the sender's
+ * cts[receiver] as it starts the receive; the key is the call's sequence
+ * number and the message's number within the call (next_msg_key).  A sender
+ * that finds the entry for the message it is sending, posted by the same
+ * call, puts the rest of the message straight to that offset, then one
  * header chunk with GAS_CO_ZCOPY (ordered after the data) that completes it.
  * A sender that has not seen the entry yet keeps using the mailbox, so
  * neither side ever waits for the other's choice.  The receiver cannot post
  * the entry for message m + 1 before message m has arrived, so one entry per
- * pair suffices and a sender never reads a half-written one.
+ * pair suffices and a sender never reads a half-written one.  An entry left
+ * by a failed or mismatched call (whose members may have counted different
+ * messages) names that call, so no later call's message is put into that
+ * call's destination.
  *
  * Every header names the call (team sequence number, collective, algorithm,
  * type, op, a hash of count and root) and the message's length and offset,
@@ -82,6 +87,49 @@ void gas_co_chan_attach(gas_team_t t)
 static uint64_t mbox_off(gas_team_t t, int src, uint64_t k)
 {
     return t->data_off + (uint64_t)src * t->mbox_bytes + (k % t->nchunks) * t->chunk_bytes;
+}
+
+/*
+ * The key of the message of call `seq` that follows the one keyed `last`
+ * (per pair and direction): the call's sequence number in the high half, the
+ * message's number within that call (from 1) in the low half; never 0.  Two
+ * members making the same call number its messages alike, whatever an
+ * earlier failed or mismatched call left counted, so a zero-copy entry is
+ * only ever taken for the message it was posted for.
+ */
+static uint64_t next_msg_key(uint64_t last, uint32_t seq)
+{
+    return last != 0 && last >> 32 == seq ? last + 1 : (uint64_t)seq << 32 | 1;
+}
+
+/* What a zero-copy entry says of the call that posted it (what must agree across members). */
+static uint64_t call_ident(const struct gas_co_call *c)
+{
+    uint64_t v = ((uint64_t)c->coll << 24 | (uint64_t)c->alg << 16 | (uint64_t)c->type << 8 |
+                  c->op) << 32 | c->arghash;
+    return v * 0x9e3779b97f4a7c15ull ^ v >> 29;
+}
+
+/*
+ * Whether the zero-copy entry cts (in this rank's slot, written by the
+ * receiver) is the one for message `key` of a call like c of `len` bytes;
+ * its offset in *off.  The key is read again after the fields, so an entry
+ * rewritten meanwhile (the receiver revokes an entry before it can post
+ * another one for this pair) is not taken half old, half new.
+ */
+static int cts_for(const struct gas_co_cts *cts, uint64_t key, const struct gas_co_call *c,
+                   size_t len, uint64_t *off)
+{
+    if (__atomic_load_n(&cts->seq, __ATOMIC_ACQUIRE) != key)
+        return 0;
+    uint64_t o = __atomic_load_n(&cts->off, __ATOMIC_RELAXED);
+    uint64_t l = __atomic_load_n(&cts->len, __ATOMIC_RELAXED);
+    uint64_t id = __atomic_load_n(&cts->ident, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&cts->seq, __ATOMIC_RELAXED) != key || l != len || id != call_ident(c))
+        return 0;
+    *off = o;
+    return 1;
 }
 
 uint8_t gas_co_api_of(const char *callname)
@@ -316,12 +364,12 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
     } stage;
     const void *what = &h;
     size_t wlen = GAS_CO_HDR_BYTES;
-    if (o->done < o->len &&
-        __atomic_load_n(&cts->seq, __ATOMIC_ACQUIRE) == t->msent[d] + 1 && cts->len == o->len) {
+    uint64_t key = next_msg_key(t->msent[d], s->call.seq), zoff;
+    if (o->done < o->len && cts_for(cts, key, &s->call, o->len, &zoff)) {
         /* zero-copy: the rest of the message straight into the receiver's buffer */
         n = o->len - o->done;
         h.flags = GAS_CO_ZCOPY;
-        st = gas_tl_put_rt(peer, cts->off + o->done, o->src + o->done, n, s->callname);
+        st = gas_tl_put_rt(peer, zoff + o->done, o->src + o->done, n, s->callname);
     } else if (n <= STAGE_BYTES) {
         memcpy(stage.b, &h, GAS_CO_HDR_BYTES);
         if (n)
@@ -346,11 +394,11 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
     o->done += n;
     o->started = 1;
     if (o->done == o->len)
-        t->msent[d]++;
+        t->msent[d] = key;
     return 1;
 }
 
-/* Tell src where its next message to me (number t->mrecvd[src]) may go. */
+/* Tell the sender of o where its next message to me (the next of this call) may go. */
 static void post_cts(struct gas_co_sched *s, struct gas_co_op *o)
 {
     gas_team_t t = s->team;
@@ -358,14 +406,14 @@ static void post_cts(struct gas_co_sched *s, struct gas_co_op *o)
     o->cts_posted = 1;
     gas_tl_peer_t *peer;
     gas_status_t st = gas_co_peer(t, o->peer, &peer, s->callname);
-    uint64_t entry[2] = {(uint64_t)(o->dst - seg), o->len};
+    uint64_t key = next_msg_key(t->mrecvd[o->peer], s->call.seq);
+    uint64_t entry[3] = {(uint64_t)(o->dst - seg), o->len, call_ident(&s->call)};
     uint64_t at = t->poff[o->peer] + (uint64_t)((char *)&t->cts[t->rank] - t->base);
     if (st == GAS_OK)
-        st = gas_tl_put_signal_rt(peer, at + 8, entry, sizeof entry, at, t->mrecvd[o->peer] + 1,
-                                  GAS_SIGNAL_SET, s->callname);
+        st = gas_tl_put_signal_rt(peer, at + 8, entry, sizeof entry, at, key, GAS_SIGNAL_SET,
+                                  s->callname);
     if (st == GAS_ERR_UNSUPPORTED) {
-        gas_tl_amo_t a = {.op = GAS_AMO_SET, .width = 8, .offset = at,
-                          .operand = t->mrecvd[o->peer] + 1};
+        gas_tl_amo_t a = {.op = GAS_AMO_SET, .width = 8, .offset = at, .operand = key};
         st = gas_tl_put_rt(peer, at + 8, entry, sizeof entry, s->callname);
         if (st >= 0)
             st = peer->ops->fence();
@@ -429,12 +477,10 @@ static int stale(gas_team_t t, const struct gas_co_hdr *h, uint32_t current)
     return (int32_t)(h->seq - current) < 0 || failed_here(t, h->seq);
 }
 
-/* Consume chunk t->recvd[src] (header h) without delivering it. */
-static void discard(struct gas_co_sched *s, int src, const struct gas_co_hdr *h)
+/* Consume chunk t->recvd[src] without delivering it. */
+static void discard(struct gas_co_sched *s, int src)
 {
     gas_team_t t = s->team;
-    if (h->msg_off + h->chunk_len >= h->msg_len)
-        t->mrecvd[src]++;   /* the message's last chunk: keeps the zero-copy numbering */
     t->recvd[src]++;
     if (++t->owed[src] >= (t->nchunks + 1) / 2)
         credit_back(s, src);
@@ -457,7 +503,7 @@ int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o)
             t->left = h;
             t->left_from = t->world[src];
         }
-        discard(s, src, &h);
+        discard(s, src);
         return 1;
     }
     const char *why = differs(s, &h);
@@ -487,7 +533,7 @@ int gas_co_chan_recv(struct gas_co_sched *s, struct gas_co_op *o)
     o->done += h.chunk_len;
     o->started = 1;
     if (o->done == o->len)
-        t->mrecvd[src]++;
+        t->mrecvd[src] = next_msg_key(t->mrecvd[src], s->call.seq);
     t->recvd[src] = k + 1;
     if (++t->owed[src] >= (t->nchunks + 1) / 2)
         credit_back(s, src);

@@ -57,9 +57,9 @@ struct gas_co_hdr {
  * the rest of that message there directly and sends only a header.
  */
 struct gas_co_cts {
-    uint64_t seq;        /* message number (per pair) + 1; the signal */
+    uint64_t seq;        /* the message's key (gas_co_msg_key; 0: none): the signal */
     uint64_t off, len;   /* the destination in the receiver's segment */
-    uint64_t pad;
+    uint64_t ident;      /* the receiver's call (gas_co_call_ident): only that call's sender uses it */
 };
 _Static_assert(sizeof(struct gas_co_hdr) == GAS_CO_HDR_BYTES, "chunk header size");
 
@@ -193,7 +193,8 @@ struct gas_team {
     unsigned nchunks;
     /* local channel state, per peer team rank */
     uint64_t *sent, *recvd, *owed;
-    uint64_t *msent, *mrecvd;     /* messages (not chunks) sent to / received from a peer */
+    uint64_t *msent, *mrecvd;     /* key of the last message (not chunk) sent to / received
+                                     from a peer: its call's seq << 32 | its number in the call */
     uint32_t *held_send, *held_recv; /* == pass: an earlier op of the round holds the pair */
     uint32_t pass;
     uint64_t *arrived, *credit;   /* in the slot: written by peers */
