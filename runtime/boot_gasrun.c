@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int boot_fd = -1;
@@ -406,9 +407,16 @@ static gas_status_t open_socket(const char *fd_text, const char *addr)
         if (env_int("GASRUN_BOOT_FD", 0, 1 << 20, &fd))
             return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
                                 "GASRUN_BOOT_FD=%s is not a file descriptor number", fd_text);
-        if (fcntl((int)fd, F_GETFD) < 0)
+        struct stat st;
+        int e = fstat((int)fd, &st) < 0 ? errno : S_ISSOCK(st.st_mode) ? 0 : ENOTSOCK;
+        if (e != 0)   /* (a program a rank started, e.g. with system(), inherits GASRUN_*) */
             return gas_rt_error(GAS_ERR_BOOTSTRAP, "gas_init",
-                                "GASRUN_BOOT_FD=%ld is not open: %s", fd, strerror(errno));
+                                "GASRUN_BOOT_FD=%ld is %s: this process is not a rank gasrun "
+                                "started (gasrun's ranks close that socket in the programs they "
+                                "start, which inherit the GASRUN_* variables); to run a libgas "
+                                "program from inside a rank as a job of its own, remove every "
+                                "GASRUN_* variable from its environment, or start it with gasrun",
+                                fd, e == ENOTSOCK ? "not a socket" : "not open");
         fcntl((int)fd, F_SETFD, FD_CLOEXEC);
         boot_fd = (int)fd;
         return GAS_OK;

@@ -1,10 +1,12 @@
 /* options.c - gasrun's command line. */
 #include "gasrun.h"
 #include "log.h"
+#include "runtime/config.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,8 @@ static const char usage_text[] =
     "                      pin each rank on this host: core (one CPU), numa (one\n"
     "                      NUMA node's CPUs) or none; default: numa on a\n"
     "                      multi-node machine, else none (--bind-to is the same)\n"
-    "      --timeout S     kill the job after S seconds (exit 124); 0 = never\n"
+    "      --timeout T     kill the job after T (seconds, or 500ms, 10min; exit 124);\n"
+    "                      0 = never\n"
     "      --tag-output    prefix every output line of rank r with \"[r] \"\n"
     "                      (default when N > 1)\n"
     "      --no-tag-output pass output lines through untagged\n"
@@ -69,10 +72,14 @@ static const struct option long_opts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-static int usage_error(const char *fmt, const char *arg)
+__attribute__((format(printf, 1, 2)))
+static int usage_error(const char *fmt, ...)
 {
     char what[512];
-    snprintf(what, sizeof what, fmt, arg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
     gr_msg("%s (see gasrun --help)", what);
     return 2;
 }
@@ -90,14 +97,17 @@ int gr_parse_count(const char *arg, int *n_p)
 
 #define GR_TIMEOUT_MAX_S 1e9 /* about 31 years (the --timeout message names it); never: 0 */
 
-static int parse_seconds(const char *arg, double *s_p)
+/* --timeout's value: a duration as GAS_TIMEOUT takes it (bare: seconds; s, ms, us, ns, min). */
+static int parse_seconds(const char *arg, double *s_p, const char **why_p)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(arg, &end);
-    if (errno != 0 || end == arg || *end != '\0' || !isfinite(v) || v < 0 || v > GR_TIMEOUT_MAX_S)
+    uint64_t ns;
+    if (gas_rt_config_parse(GAS_CFG_T_TIME, NULL, arg, &ns, why_p) < 0)
         return -1;
-    *s_p = v;
+    if ((double)ns / 1e9 > GR_TIMEOUT_MAX_S) {
+        *why_p = "above 1e9 s";
+        return -1;
+    }
+    *s_p = (double)ns / 1e9;
     return 0;
 }
 
@@ -108,6 +118,7 @@ int gr_options_parse(int argc, char **argv, struct gr_opts *o)
     opterr = 0;
     /* '+': stop at the program name, whose options are its own. */
     int c;
+    const char *why = "";
     while ((c = getopt_long(argc, argv, "+:n:vh", long_opts, NULL)) != -1) {
         switch (c) {
         case 'n':
@@ -115,9 +126,10 @@ int gr_options_parse(int argc, char **argv, struct gr_opts *o)
                 return usage_error("-n wants a rank count from 1 to 4096, not '%s'", optarg);
             break;
         case OPT_TIMEOUT:
-            if (parse_seconds(optarg, &o->timeout) < 0)
-                return usage_error("--timeout wants seconds (a number from 0 to 1e9; 0: never), "
-                                   "not '%s'", optarg);
+            if (parse_seconds(optarg, &o->timeout, &why) < 0)
+                return usage_error("--timeout wants a duration (seconds, or with a unit: 90, "
+                                   "1.5s, 500ms, 10min; at most 1e9 s; 0: never), not '%s': %s",
+                                   optarg, why);
             o->timeout_arg = optarg;
             break;
         case OPT_TAG:
