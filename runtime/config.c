@@ -317,6 +317,18 @@ static gas_status_t load_file(const char *path)
     return st;
 }
 
+/* Settings that must agree with each other (each is in its own range already). */
+static gas_status_t check_pairs(void)
+{
+    const struct value *lo = &values[GAS_CFG_UDP_RTO_MIN], *hi = &values[GAS_CFG_UDP_RTO_MAX];
+    if (lo->num > hi->num)
+        return gas_rt_error(GAS_ERR_INVALID, "gas_init",
+                            "GAS_UDP_RTO_MIN='%s' (from %s) is above GAS_UDP_RTO_MAX='%s' (from "
+                            "%s): the retransmission timeout's lower clamp cannot exceed its "
+                            "upper one", lo->text, lo->source, hi->text, hi->source);
+    return GAS_OK;
+}
+
 void gas_rt_config_reset(void)
 {
     loaded = 0;
@@ -372,6 +384,9 @@ gas_status_t gas_rt_config_load(void)
         if (st != GAS_OK)
             return st;
     }
+    gas_status_t st = check_pairs();
+    if (st != GAS_OK)
+        return st;
     gas_rt_log_level_ = (int)values[GAS_CFG_LOG_LEVEL].num;
     loaded = 1;
     return GAS_OK;

@@ -108,7 +108,7 @@ GAS_CONFIG_ROW(UDP_INFLIGHT_TOTAL, SIZE, "8m", NULL,
 GAS_CONFIG_ROW(UDP_SEND_QUEUE, SIZE, "4m", NULL,
                "Bytes a rank may queue towards one peer beyond its window before a put waits for room (the source is copied, so a put returns as soon as it is queued).")
 GAS_CONFIG_ROW(UDP_RTO_MIN, TIME, "2ms", NULL,
-               "Lower clamp of the udp retransmission timeout (computed from the measured round trip, RFC 6298).")
+               "Lower clamp of the udp retransmission timeout (computed from the measured round trip, RFC 6298); at most GAS_UDP_RTO_MAX (gas_init and gas-info refuse a larger one).")
 GAS_CONFIG_ROW(UDP_RTO_MAX, TIME, "250ms", NULL,
                "Upper clamp of the retransmission timeout after exponential back-off; bounds how late traffic resumes after an outage.")
 GAS_CONFIG_ROW(UDP_RTO_INIT, TIME, "20ms", NULL,

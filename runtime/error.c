@@ -82,8 +82,7 @@ void gas_rt_abort(int code, const char *msg)
     this_thread = 1;
     fflush(stdout);
     fflush(stderr);
-    if (gas_rt_abort_hook)
-        gas_rt_abort_hook(code, msg);
+    /* The line first: once the hook has told gasrun, gasrun may kill this process. */
     char buf[900];
     int n = gas_rt_log_rank_ >= 0
                 ? snprintf(buf, sizeof buf, "[gas r%d] job aborted: %s\n", gas_rt_log_rank_,
@@ -93,5 +92,7 @@ void gas_rt_abort(int code, const char *msg)
         ssize_t w = write(STDERR_FILENO, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf);
         (void)w;
     }
+    if (gas_rt_abort_hook)
+        gas_rt_abort_hook(code, msg);
     _exit(exit_status(code));
 }

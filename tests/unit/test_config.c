@@ -192,6 +192,9 @@ static void config_ranges(void)
         {"UDP_PORT=65536\n", "outside 0..65535"},
         {"UDP_RTO_MIN=0\n", "GAS_UDP_RTO_MIN='0' (from file:"},
         {"UDP_PEER_TIMEOUT=0\n", "GAS_UDP_PEER_TIMEOUT='0' (from file:"},
+        /* settings that contradict each other: the lower clamp above the upper one */
+        {"UDP_RTO_MIN=300ms\n", "GAS_UDP_RTO_MIN='300ms' (from file:"},
+        {"UDP_RTO_MAX=1ms\n", "is above GAS_UDP_RTO_MAX='1ms' (from file:"},
     };
     for (size_t i = 0; i < sizeof unusable / sizeof unusable[0]; i++) {
         write_temp(path, unusable[i].line, strlen(unusable[i].line));
@@ -200,6 +203,11 @@ static void config_ranges(void)
                unusable[i].line, gas_last_error());
         unlink(path);
     }
+    static const char equal[] = "UDP_RTO_MIN=100ms\nUDP_RTO_MAX=100ms\n";
+    write_temp(path, equal, sizeof equal - 1);
+    UCHECK(load_from(path) == GAS_OK, "GAS_UDP_RTO_MIN equal to GAS_UDP_RTO_MAX refused: %s",
+           gas_last_error());
+    unlink(path);
     static const char autos[] = "SEGMENT_SIZE=auto\n";
     write_temp(path, autos, sizeof autos - 1);
     UCHECK(load_from(path) == GAS_OK && gas_rt_config_size(GAS_CFG_SEGMENT_SIZE) == 0,

@@ -76,9 +76,12 @@ static void rdv_fail(void *ctx, const char *msg)
 static void rdv_abort(void *ctx, uint32_t rank, int32_t code, const char *msg)
 {
     char name[128];
-    int status = code & 0xff;
-    gr_job_fail(ctx, status ? status : 1, "%s aborted (code %d): %s",
-                gr_rank_name(ctx, (int)rank, name), (int)code, msg);
+    int status = code & 0xff ? code & 0xff : 1;   /* (what an exit status holds: gas_abort) */
+    char shown[48] = "";
+    if (status != code)
+        snprintf(shown, sizeof shown, ", exit status %d", status);
+    gr_job_fail(ctx, status, "%s aborted (code %d%s): %s", gr_rank_name(ctx, (int)rank, name),
+                (int)code, shown, msg);
 }
 
 static void rdv_hello(void *ctx, uint32_t rank, uint32_t pid)
