@@ -5,7 +5,9 @@
  *                             memory (NUMA topology, limits), settings
  *   gas-info --memory         also join a job (one rank, or every rank under
  *                             gasrun) and print each rank's placement and memory
- *   gas-info --config         only the settings: name, value, where it came from
+ *   gas-info --config         only the settings: name, value, where it came from (exit 1
+ *                             where gas_init would refuse them here, a tuning table or
+ *                             GAS_SEGMENT_DIR it cannot use included)
  *   gas-info --config-markdown   docs/config.md, generated from the table
  *   gas-info --coll           collectives: algorithms, current choices, tuning table
  *   gas-info --stats FILE...  the per-peer counters ranks wrote with GAS_STATS_FILE
@@ -63,7 +65,9 @@ static void print_markdown(void)
            "to test programs unless they are close to a known one). `gas-info` prints the values\n"
            "in force and where each came from. A value outside a row's \"Accepted\" range is\n"
            "refused when the configuration is read, by gas_init and gas-info alike\n"
-           "(runtime/config_ranges.h). The `GAS_TEST_*` settings below inject faults for\n"
+           "(runtime/config_ranges.h); `gas-info --config` also reads the files that\n"
+           "`GAS_COLL_TUNING` and `GAS_SEGMENT_DIR` name, as gas_init on that host would, and\n"
+           "exits 1 where it could not use them. The `GAS_TEST_*` settings below inject faults for\n"
            "tests; leave them off.\n\n"
            "| variable | type | default | meaning |\n| --- | --- | --- | --- |\n");
     for (int i = 0; i < GAS_CFG_COUNT; i++) {
@@ -104,6 +108,33 @@ static int print_config(void)
                gas_rt_config_source((enum gas_rt_config_id)i), d->doc);
     }
     return 0;
+}
+
+/*
+ * The settings that name files of this host, read as gas_init reads them:
+ * GAS_COLL_TUNING's table and GAS_SEGMENT_DIR.  0 when both are usable (or
+ * unset), else 1 with the reason on stderr, so `gas-info --config` refuses
+ * what gas_init on this host would.
+ */
+static int check_files(void)
+{
+    const char *tuning = gas_rt_config_str(GAS_CFG_COLL_TUNING);
+    FILE *null = fopen("/dev/null", "w");
+    int rc = 0, saved = gas_rt_log_level_;
+    gas_rt_log_level_ = GAS_LOG_FATAL;   /* (each reason once: in gas-info's line) */
+    if (tuning[0] && null && gas_co_info(null) != GAS_OK) {
+        fprintf(stderr, "gas-info: the tuning table is invalid: %s\n", gas_last_error());
+        rc = 1;
+    }
+    if (null)
+        fclose(null);
+    struct gas_al_limits l;
+    if (gas_al_limits_read(gas_rt_config_str(GAS_CFG_SEGMENT_DIR), &l) != GAS_OK) {
+        fprintf(stderr, "gas-info: GAS_SEGMENT_DIR is unusable here: %s\n", gas_last_error());
+        rc = 1;
+    }
+    gas_rt_log_level_ = saved;
+    return rc;
 }
 
 static const char *bytes(char *buf, size_t cap, uint64_t n)
@@ -254,7 +285,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc > 1 && strcmp(argv[1], "--config") == 0)
-        return print_config();
+        return print_config() != 0 || check_files() != 0;
     if (argc > 1 && strcmp(argv[1], "--coll") == 0)
         return gas_co_info(stdout) == GAS_OK ? 0 : 1;
     if (argc > 1 && strcmp(argv[1], "--stats") == 0)
