@@ -360,8 +360,9 @@ void gas_tl_lost_what(int rank, char *buf, size_t cap)
     int by = rank == my_rank ? gas_udp_self_lost() : -1;
     if (by >= 0)
         snprintf(buf, cap,
-                 "this rank (%d) was declared dead by rank %d (it answered nothing for %.1f s, "
-                 "GAS_UDP_PEER_TIMEOUT: stopped, or cut off); the other ranks go on without it",
+                 "this rank (%d) was declared dead by rank %d (it answered nothing there for "
+                 "%.1f s, GAS_UDP_PEER_TIMEOUT: stopped, or cut off; or its port refused that "
+                 "rank's datagrams: a firewall on this host); the other ranks go on without it",
                  rank, by, gas_udp_peer_timeout_s());
     else if (rank != my_rank &&
              (peer_exited(rank) || (gas_udp_lost_by_report(rank) && gas_tl_look_gone(rank, 1))))

@@ -208,9 +208,11 @@ void gas_udp_self_lost_set(struct gas_udp_chan *ch, int by)
     if (by != ch->rank)
         snprintf(told, sizeof told, " (rank %d says so)", ch->rank);
     gas_log_warn("udp",
-                 "this rank was declared dead by rank %d%s: it answered nothing for %.1f s "
-                 "(GAS_UDP_PEER_TIMEOUT: stopped, or cut off); the other ranks go on without it, "
-                 "and every call of this rank that needs another rank fails",
+                 "this rank was declared dead by rank %d%s: it answered nothing there for "
+                 "%.1f s (GAS_UDP_PEER_TIMEOUT: stopped, or cut off), or its port refused that "
+                 "rank's datagrams for a second (ICMP port unreachable: a firewall on this host "
+                 "rejecting them); the other ranks go on without it, and every call of this "
+                 "rank that needs another rank fails",
                  by, told, gas_udp_peer_timeout_s());
     gas_udp_timer_at(gas_rt_now_ns());   /* the timers retire every channel */
 }

@@ -563,6 +563,26 @@ static int from_host_of(const struct sock_extended_err *ee, const struct sockadd
 }
 
 /*
+ * Whether the n bytes an ICMP error quotes (data) are the start of a
+ * datagram this rank sent to ch: this rank's header with the job's key and,
+ * for a numbered datagram, a number sent and not yet acknowledged (one that
+ * was acknowledged reached the peer).  A refusal that quotes anything else
+ * (fewer bytes than a header, another job's datagram, a made-up one) is not
+ * taken as a sign of death: a process without the job key cannot kill a live
+ * rank with forged ICMP.  Called with ch locked.
+ */
+static int quotes_ours(const unsigned char *data, size_t n, const struct gas_udp_chan *ch)
+{
+    const struct gas_udp_state *g = &gas_udp_g;
+    if (n < GAS_UDP_HDR_LEN || data[0] != GAS_UDP_VERSION ||
+        gas_udp_ld64(data + 8) != g->env.job_key || gas_udp_ld32(data + 4) != (uint32_t)g->env.rank)
+        return 0;
+    uint32_t seq = gas_udp_ld32(data + 16);
+    return (data[1] & GAS_UDP_F_NOSEQ) ||
+           (!gas_udp_seq_lt(seq, ch->una) && gas_udp_seq_lt(seq, ch->snd_nxt));
+}
+
+/*
  * Read the socket's error queue (IP_RECVERR, sock.c) until it is empty: a
  * queued error makes the socket readable-with-error for epoll and fails the
  * next recvmmsg, so it must be taken.  Port unreachables go to refused();
@@ -576,7 +596,7 @@ static void drain_errors(void)
     int refusals = 0;
     for (int k = 0; k < 256; k++) {
         struct sockaddr_in to;
-        char data[64];
+        unsigned char data[64];
         union {
             char buf[CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in))];
             struct cmsghdr align;
@@ -585,7 +605,8 @@ static void drain_errors(void)
         struct msghdr mh = {.msg_name = &to, .msg_namelen = sizeof to, .msg_iov = &iov,
                             .msg_iovlen = 1, .msg_control = ctl.buf,
                             .msg_controllen = sizeof ctl.buf};
-        if (recvmsg(g->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+        ssize_t got = recvmsg(g->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
+        if (got < 0)
             break;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
             if (c->cmsg_level != IPPROTO_IP || c->cmsg_type != IP_RECVERR)
@@ -599,6 +620,10 @@ static void drain_errors(void)
             struct gas_udp_chan *ch = chan_at_locked(&to);
             if (ch == NULL)
                 continue;
+            if (!quotes_ours(data, (size_t)got, ch)) {
+                pthread_mutex_unlock(&ch->lock);
+                continue;
+            }
             refused(ch, gas_rt_now_ns());
             pthread_mutex_unlock(&ch->lock);
             refusals++;
