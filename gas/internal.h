@@ -270,6 +270,13 @@ const char *gas_gs_call_name(enum gas_gs_call_kind kind);
 gas_status_t gas_gs_barrier(const char *call, enum gas_gs_call_kind kind);
 /* The world barriers this rank has entered, counting the one it is in (any thread). */
 uint64_t gas_gs_world_epoch(void);
+/* The world barrier this rank's next world call will be in (an interrupted one it resumes). */
+uint64_t gas_gs_next_world_epoch(void);
+/* Before a world barrier's first signal: pass on the failure notes this rank owes members
+ * (gas/coll/chan.c relay_to), so they hold them before the barrier can complete there. */
+void gas_co_flush_relays(const char *call);
+/* A world barrier completed (epoch): adopt the calls members consumed before it. */
+void gas_co_world_adopt(uint64_t epoch);
 /*
  * For the message of a world barrier wait that timed out (gas/barrier_late.c):
  * into buf, the ranks that have not entered world barrier `epoch` (the word

@@ -222,6 +222,11 @@ uint64_t gas_gs_world_epoch(void)
     return __atomic_load_n(&gas_gs.barrier_epoch, __ATOMIC_RELAXED);
 }
 
+uint64_t gas_gs_next_world_epoch(void)
+{
+    return interrupted.active ? interrupted.epoch : gas_gs_world_epoch() + 1;
+}
+
 /*
  * Barrier e counts as entered (gas_gs_world_epoch, which this rank's wait
  * notes carry, and the word of its segment that peers whose wait timed out
@@ -255,6 +260,8 @@ static gas_status_t barrier_rounds(const char *call, uint64_t value, struct worl
     }
     if (!resume)
         set_epoch(e);
+    if (ww)   /* (the quiet below delivers them before this rank's first signal) */
+        gas_co_flush_relays(call);
     st = gas_gs_sync_quiet(call);   /* an earlier operation's failure: raised after the rounds */
     int P = gas_gs.nranks, me = gas_gs.rank;
     int lost = st == GAS_OK ? gas_tl_first_lost(NULL, P) : -1;
@@ -332,6 +339,8 @@ static gas_status_t world_barrier(const char *call, enum gas_gs_call_kind kind, 
     gas_status_t st = barrier_minmax(call, value, &ww, min_p, max_p);
     if (st != GAS_OK && ww.noted)
         gas_co_finalize_note(1);
+    if (st == GAS_OK && kind != GAS_GS_CALL_FINALIZE)   /* (finalize's end check reports them) */
+        gas_co_world_adopt(ww.epoch);
     *carried_p = ww.carried;
     return st;
 }

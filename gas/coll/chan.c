@@ -240,7 +240,8 @@ static uint32_t note_check(const struct gas_co_note *n)
                  ((uint64_t)n->span << 16 | n->refused) ^
                  ((uint64_t)n->world << 24 | (uint64_t)n->api << 16 | n->blocked) *
                      0x94d049bb133111ebull ^
-                 (uint64_t)n->relay << 40 ^ (uint64_t)n->earlier_refused << 56;
+                 (uint64_t)n->relay << 40 ^ (uint64_t)n->earlier_refused << 56 ^
+                 (uint64_t)n->before * 0x8cb92ba72f3d8dd7ull;
     uint64_t e;
     memcpy(&e, n->earlier, sizeof e);
     v ^= e * 0xd6e8feb86659fd93ull;
@@ -682,8 +683,10 @@ void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_
                     const char *call)
 {
     gas_co_team_lock(t);   /* the executor also writes the failure state */
+    (void)gas_co_chan_adopt(t, gas_gs_world_epoch());   /* (numbered as the members do) */
     struct gas_co_note n = {.seq = t->seq++, .coll = (uint8_t)coll, .type = (uint8_t)type,
-                            .status = status, .refused = 1, .api = gas_co_api_of(call)};
+                            .status = status, .refused = 1, .api = gas_co_api_of(call),
+                            .before = (uint32_t)gas_gs_next_world_epoch()};
     gas_co_chan_failed(t, n.seq);
     note_failed_all(t, &n, call);
     gas_co_team_unlock(t);
@@ -695,7 +698,7 @@ static struct gas_co_note call_note(const struct gas_co_sched *s, gas_status_t s
     return (struct gas_co_note){.seq = s->call.seq, .coll = s->call.coll, .alg = s->call.alg,
                                 .type = s->call.type, .op = s->call.op,
                                 .arghash = s->call.arghash, .status = status,
-                                .api = s->call.api};
+                                .api = s->call.api, .before = s->before};
 }
 
 void gas_co_chan_note(struct gas_co_sched *s, int p, int blocked)
@@ -902,6 +905,57 @@ int gas_co_chan_check_notes(struct gas_co_sched *s)
     return 0;
 }
 
+int gas_co_chan_adopt(gas_team_t t, uint64_t entered)
+{
+    uint64_t c = __atomic_load_n(t->failnotes, __ATOMIC_ACQUIRE);
+    if (t->adopt_seen == c + 1 && (!t->adopt_later || t->adopt_entered == entered))
+        return -1;   /* no failure note since the last look, nor one it left for now */
+    t->adopt_seen = c + 1;
+    t->adopt_entered = entered;
+    t->adopt_later = 0;
+    uint32_t was = t->seq;   /* (notes are read in any order: each against the calls made) */
+    int standin = -1;
+    for (int p = 0; p < t->size; p++) {
+        struct gas_co_note n;
+        if (!read_note(t, 2 * p + 1, &n) || n.status == GAS_OK || (int32_t)(n.seq - was) < 0)
+            continue;   /* (one this rank has numbered too: its own call meets it) */
+        if ((int32_t)(n.before - (uint32_t)entered) > 0) {
+            t->adopt_later = 1;   /* made after a barrier this rank has not reached */
+            continue;
+        }
+        if ((n.coll == GAS_CO_WORLD || n.coll == GAS_CO_FINALIZE) && n.before == (uint32_t)entered)
+            standin = note_writer(t, 2 * p + 1, &n);
+        if ((int32_t)(n.seq - t->seq) < 0)
+            continue;   /* (adopted already, by another member's note) */
+        uint32_t from = n.seq - t->seq > 7 ? n.seq - 7 : t->seq;
+        for (uint32_t k = from; (int32_t)(n.seq - k) >= 0; k++)
+            gas_co_chan_failed(t, k);
+        t->seq = n.seq + 1;
+    }
+    return standin;
+}
+
+void gas_co_flush_relays(const char *call)
+{
+    for (size_t i = 0; i < gas_co_nlive; i++) {
+        gas_team_t t = gas_co_live[i];
+        gas_co_team_lock(t);
+        for (int d = 0; t->relay_pending && d < t->size; d++)
+            relay_to(t, d, call);
+        gas_co_team_unlock(t);
+    }
+}
+
+void gas_co_world_adopt(uint64_t epoch)
+{
+    for (size_t i = 0; i < gas_co_nlive; i++) {
+        gas_team_t t = gas_co_live[i];
+        gas_co_team_lock(t);
+        (void)gas_co_chan_adopt(t, epoch);
+        gas_co_team_unlock(t);
+    }
+}
+
 /* Whether a failure note here names a call after `seq` (it may cover a later call). */
 static int failure_note_ahead(gas_team_t t, uint32_t seq)
 {
@@ -999,15 +1053,18 @@ static int destroy_waits(const gas_team_t t, const struct gas_co_note *n,
  * failed here, and a failure note (spanning them all) tells the members, so
  * those still waiting in them fail instead of waiting for this rank.
  */
-static void world_stands_in(gas_team_t t, uint32_t last, enum gas_gs_call_kind kind,
-                            const char *call)
+static void world_stands_in(gas_team_t t, const struct gas_co_note *blocked, int blocked_by,
+                            enum gas_gs_call_kind kind, uint64_t epoch, const char *call)
 {
     gas_co_team_lock(t);   /* the executor also writes the failure state */
-    uint32_t span = last - t->seq;
+    uint32_t last = blocked->seq, span = last - t->seq;
+    /* (alg, api and arghash name the member's call it stands in for: stood_in_by) */
     struct gas_co_note f = {.seq = last, .status = GAS_ERR_INVALID,
                             .coll = kind == GAS_GS_CALL_FINALIZE ? GAS_CO_FINALIZE : GAS_CO_WORLD,
                             .type = kind == GAS_GS_CALL_FINALIZE ? 0 : (uint8_t)kind,
-                            .span = span < UINT16_MAX ? (uint16_t)span : UINT16_MAX};
+                            .span = span < UINT16_MAX ? (uint16_t)span : UINT16_MAX,
+                            .before = (uint32_t)epoch, .alg = blocked->coll,
+                            .api = blocked->api, .arghash = (uint32_t)blocked_by + 1};
     for (uint32_t k = 0; k <= span && k < 8; k++)
         gas_co_chan_failed(t, last - k);
     t->seq = last + 1;
@@ -1043,12 +1100,49 @@ static gas_status_t world_mismatch(gas_team_t t, const char *call, enum gas_gs_c
                         who, n->seq, c, team, me, who, me);
 }
 
+/*
+ * The error for this rank's world call (`call`, of `kind`) when member
+ * `writer`'s call in the same world barrier stood in for t's calls first..last,
+ * which this rank never made either: they count as failed here too, and this
+ * world call fails as the writer's did, so that every rank in that barrier
+ * makes its call again (not only the writer, whom the others would wait for).
+ */
+static gas_status_t stood_in_by(gas_team_t t, const char *call, enum gas_gs_call_kind kind,
+                                int writer, uint32_t first, uint32_t last)
+{
+    char team[64] = "the world team", calls[160], name[48] = "a member in ";
+    if (t != gas_team_world_)
+        snprintf(team, sizeof team, "a team of %d", t->size);
+    struct gas_co_note n;   /* the writer's note names the member's call */
+    int in = read_note(t, 2 * writer + 1, &n) && n.seq == last ? (int)n.arghash - 1 : -1;
+    if (in >= 0 && in < t->size)
+        snprintf(name, sizeof name, "rank %d in its ", t->world[in]);
+    const char *c = in < 0 ? "" : n.alg == GAS_CO_DESTROY ? "gas_team_destroy"
+                                : gas_co_api_name(n.alg, n.api, calls, sizeof calls);
+    char what[96];
+    snprintf(what, sizeof what, "%s%s%s", c[0] ? " (" : "", c, c[0] ? ")" : "");
+    if (first == last)
+        snprintf(calls, sizeof calls, "%scollective #%u%s", name, last, what);
+    else
+        snprintf(calls, sizeof calls, "%scollectives #%u to #%u%s", name, first, last, what);
+    const char *again = kind == GAS_GS_CALL_FINALIZE ? "this rank is not finalized: call "
+                                                       "gas_finalize again"
+                                                     : "call it again, as every rank whose "
+                                                       "world call failed does";
+    return gas_rt_error(GAS_ERR_INVALID, call,
+                        "collective mismatch: rank %d found %s on %s, which this "
+                        "rank never made either, while both were in this world call's barrier; "
+                        "%s as failed on every rank, and this %s did not complete (%s)",
+                        t->world[writer], calls, team,
+                        first == last ? "it counts" : "they count", call, again);
+}
+
 gas_status_t gas_co_world_check(const char *call, enum gas_gs_call_kind kind, uint64_t epoch)
 {
     gas_status_t first = GAS_OK;
     for (size_t i = 0; i < gas_co_nlive; i++) {
         gas_team_t t = gas_co_live[i];
-        int who = -1, failed = 0;
+        int who = -1, who_team = -1, failed = 0;
         struct gas_co_note last = {0};
         for (int j = 0; j < 2 * t->size; j++) {
             struct gas_co_note n;
@@ -1062,14 +1156,23 @@ gas_status_t gas_co_world_check(const char *call, enum gas_gs_call_kind kind, ui
             if (who < 0 || (int32_t)(n.seq - last.seq) > 0 || (n.seq == last.seq && j % 2)) {
                 last = n;
                 who = t->world[j / 2];
+                who_team = note_writer(t, j, &n);
                 failed = j % 2;
             }
         }
-        if (who < 0)
+        if (who < 0) {
+            /* none seen here; a member in this world barrier may have stood in already */
+            gas_co_team_lock(t);
+            uint32_t was = t->seq;
+            int standin = gas_co_chan_adopt(t, epoch);
+            gas_co_team_unlock(t);
+            if (standin >= 0 && first == GAS_OK)
+                first = stood_in_by(t, call, kind, standin, was, t->seq - 1);
             continue;
+        }
         if (first == GAS_OK)
             first = world_mismatch(t, call, kind, who, failed, &last);
-        world_stands_in(t, last.seq, kind, call);
+        world_stands_in(t, &last, who_team, kind, epoch, call);
     }
     return first;
 }

@@ -107,8 +107,12 @@ struct gas_co_note {
                             call's), so a writer that fails calls in a row for different
                             reasons has each told (its members may still wait in any of
                             them); covered calls further back than 8 are told as earlier[7] */
+    uint32_t before;     /* failed: the first world barrier (gas/sync.c's epoch, low bits)
+                            the writer entered after numbering call seq (a world call that
+                            stands in: its own), so a member that passed that barrier
+                            without making the call counts it as over (gas_co_chan_adopt) */
 };
-_Static_assert(sizeof(struct gas_co_note) == 44, "note size");
+_Static_assert(sizeof(struct gas_co_note) == 48, "note size");
 
 /*
  * A wait note's coll for gas_team_destroy (not a gas_coll_t): a member
@@ -217,6 +221,9 @@ struct gas_team {
     uint64_t *failnotes;          /* in the slot: failure notes written there (peers add 1 each) */
     uint64_t failnotes_seen;      /* *failnotes at the last look (gas_co_chan_check_failures) */
     int failnotes_ahead;          /* a failure note seen then named a later call */
+    uint64_t adopt_seen;          /* *failnotes at the last gas_co_chan_adopt (+ 1; 0: never) */
+    uint64_t adopt_entered;       /* its world barrier */
+    int adopt_later;              /* it left a note for a later world barrier */
     gas_tl_peer_t **peers;
     uint32_t seq;             /* collectives started on this team */
     /* node structure: node index of each member, nodes listed by first member */
@@ -348,6 +355,7 @@ struct gas_co_sched {
     int failed_by_note;       /* a peer's note failed it: no notes of its failure go out */
     int differs;              /* 1 + the team rank whose call was found to differ (0: none) */
     uint64_t noted_as;        /* the world epoch and blocked flag its wait notes said, + 1 */
+    uint32_t before;          /* the first world barrier this rank enters after numbering it */
     unsigned polls;           /* waits and tests so far (a probe every PROBE_EVERY) */
     uint64_t probe_at;        /* when to probe the members waited for (gas_tl_probe_due) */
 };
@@ -426,6 +434,22 @@ void gas_co_chan_destroy_note(gas_team_t t, int left);
 gas_status_t gas_co_chan_destroy_check(gas_team_t t, uint64_t *seen, const char *call);
 /* Stop a sender from putting straight into a receive of s that will not complete (best effort). */
 void gas_co_chan_revoke_cts(struct gas_co_sched *s);
+
+/*
+ * Members made and failed t's calls up to some number that this rank has
+ * not made, and each had done so before a world barrier that this rank has
+ * entered (epoch `entered`, or earlier): those calls can never be made
+ * with them, so they count as failed here and this rank's next call is
+ * numbered after them, as on the members (a failure note's `before`).
+ * Without it, a rank that passed a world call while the others consumed a
+ * call by failing it (one of them stood in for it with that world call)
+ * stayed a call behind: its later calls met the others' next ones and
+ * returned GAS_OK with mixed data.  Returns the team rank whose world call
+ * stood in for a call adopted in world barrier `entered` itself (-1: none).
+ * Called with the team locked; cheap when no failure note came since the
+ * last look.
+ */
+int gas_co_chan_adopt(gas_team_t t, uint64_t entered);
 /*
  * This rank's call of collective coll on t was refused before it started
  * (status: its arguments): it still counts as the team's next collective,

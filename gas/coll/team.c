@@ -757,7 +757,7 @@ static gas_status_t last_barrier(gas_team_t team, const char *call, int *noted)
         if (w.mismatch != GAS_OK) {
             /* the members that stood in for it count this call as their failed
              * call #seq: so does this rank (a later destroy is #seq + 1) */
-            team->seq++;
+            gas_co_chan_failed(team, team->seq++);   /* (the team's end check knows it) */
             return w.mismatch;
         }
         if (w.lost >= 0)

@@ -13,8 +13,8 @@
  * live, 0 once it is destroyed.  A page whose slots are all handed out and
  * all destroyed is given back to the kernel (MADV_DONTNEED) but stays
  * mapped: it reads as zeros, magic 0, "not live".  So memory follows the
- * live teams, the range only moves forward (a 512-byte slot per team ever
- * made: 64 GiB is about 134 million splits), and a check needs only the
+ * live teams, the range only moves forward (a 1 KiB slot per team ever
+ * made: 64 GiB is about 67 million splits), and a check needs only the
  * address (in the range, below the bump, on a slot boundary) before one
  * read of the magic.
  */
@@ -27,7 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define TEAM_SLOT 512u                     /* bytes per team struct */
+#define TEAM_SLOT 1024u                    /* bytes per team struct */
 #define TEAM_RANGE (64ull << 30)           /* reserved at most */
 #define TEAM_RANGE_MIN (16ull << 20)       /* reserved at least (halving on failure) */
 #define GROW (64u << 10)                   /* made writable at a time */
