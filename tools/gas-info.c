@@ -118,16 +118,12 @@ static int print_config(void)
  */
 static int check_files(void)
 {
-    const char *tuning = gas_rt_config_str(GAS_CFG_COLL_TUNING);
-    FILE *null = fopen("/dev/null", "w");
     int rc = 0, saved = gas_rt_log_level_;
     gas_rt_log_level_ = GAS_LOG_FATAL;   /* (each reason once: in gas-info's line) */
-    if (tuning[0] && null && gas_co_info(null) != GAS_OK) {
+    if (gas_rt_config_str(GAS_CFG_COLL_TUNING)[0] && gas_co_tuning_check() != GAS_OK) {
         fprintf(stderr, "gas-info: the tuning table is invalid: %s\n", gas_last_error());
         rc = 1;
     }
-    if (null)
-        fclose(null);
     struct gas_al_limits l;
     if (gas_al_limits_read(gas_rt_config_str(GAS_CFG_SEGMENT_DIR), &l) != GAS_OK) {
         fprintf(stderr, "gas-info: GAS_SEGMENT_DIR is unusable here: %s\n", gas_last_error());

@@ -679,14 +679,20 @@ static void note_failed_all(gas_team_t t, struct gas_co_note *n, const char *cal
     t->last_fail = *n;
 }
 
+uint32_t gas_co_chan_number(gas_team_t t, uint32_t *before_p)
+{
+    (void)gas_co_chan_adopt(t, gas_gs_world_epoch());   /* (numbered as the members do) */
+    *before_p = (uint32_t)gas_gs_next_world_epoch();
+    return t->seq++;
+}
+
 void gas_co_refused(gas_team_t t, gas_coll_t coll, gas_dtype_t type, gas_status_t status,
                     const char *call)
 {
     gas_co_team_lock(t);   /* the executor also writes the failure state */
-    (void)gas_co_chan_adopt(t, gas_gs_world_epoch());   /* (numbered as the members do) */
-    struct gas_co_note n = {.seq = t->seq++, .coll = (uint8_t)coll, .type = (uint8_t)type,
-                            .status = status, .refused = 1, .api = gas_co_api_of(call),
-                            .before = (uint32_t)gas_gs_next_world_epoch()};
+    struct gas_co_note n = {.coll = (uint8_t)coll, .type = (uint8_t)type, .status = status,
+                            .refused = 1, .api = gas_co_api_of(call)};
+    n.seq = gas_co_chan_number(t, &n.before);
     gas_co_chan_failed(t, n.seq);
     note_failed_all(t, &n, call);
     gas_co_team_unlock(t);
@@ -1142,7 +1148,7 @@ gas_status_t gas_co_world_check(const char *call, enum gas_gs_call_kind kind, ui
     gas_status_t first = GAS_OK;
     for (size_t i = 0; i < gas_co_nlive; i++) {
         gas_team_t t = gas_co_live[i];
-        int who = -1, who_team = -1, failed = 0;
+        int who = -1, failed = 0;   /* who: the member's team rank */
         struct gas_co_note last = {0};
         for (int j = 0; j < 2 * t->size; j++) {
             struct gas_co_note n;
@@ -1155,8 +1161,7 @@ gas_status_t gas_co_world_check(const char *call, enum gas_gs_call_kind kind, ui
             /* (the latest call; of one call, the failure note: it ends the wait) */
             if (who < 0 || (int32_t)(n.seq - last.seq) > 0 || (n.seq == last.seq && j % 2)) {
                 last = n;
-                who = t->world[j / 2];
-                who_team = note_writer(t, j, &n);
+                who = j / 2;
                 failed = j % 2;
             }
         }
@@ -1171,8 +1176,8 @@ gas_status_t gas_co_world_check(const char *call, enum gas_gs_call_kind kind, ui
             continue;
         }
         if (first == GAS_OK)
-            first = world_mismatch(t, call, kind, who, failed, &last);
-        world_stands_in(t, &last, who_team, kind, epoch, call);
+            first = world_mismatch(t, call, kind, t->world[who], failed, &last);
+        world_stands_in(t, &last, who, kind, epoch, call);
     }
     return first;
 }

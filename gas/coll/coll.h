@@ -57,9 +57,9 @@ struct gas_co_hdr {
  * the rest of that message there directly and sends only a header.
  */
 struct gas_co_cts {
-    uint64_t seq;        /* the message's key (gas_co_msg_key; 0: none): the signal */
+    uint64_t seq;        /* the message's key (chan.c next_msg_key; 0: none): the signal */
     uint64_t off, len;   /* the destination in the receiver's segment */
-    uint64_t ident;      /* the receiver's call (gas_co_call_ident): only that call's sender uses it */
+    uint64_t ident;      /* the receiver's call (chan.c call_ident): only that call's sender uses it */
 };
 _Static_assert(sizeof(struct gas_co_hdr) == GAS_CO_HDR_BYTES, "chunk header size");
 
@@ -450,6 +450,12 @@ void gas_co_chan_revoke_cts(struct gas_co_sched *s);
  * last look.
  */
 int gas_co_chan_adopt(gas_team_t t, uint64_t entered);
+/*
+ * Number this rank's next call on t (returned), after the calls the members
+ * consumed that it must adopt first; *before_p: the first world barrier this
+ * rank enters after it (its failure note's `before`).  Team locked.
+ */
+uint32_t gas_co_chan_number(gas_team_t t, uint32_t *before_p);
 /*
  * This rank's call of collective coll on t was refused before it started
  * (status: its arguments): it still counts as the team's next collective,

@@ -12,4 +12,8 @@
 /* Load the configuration and the tuning table, then print; raises on a bad table. */
 gas_status_t gas_co_info(FILE *f);
 
+/* Load the configuration and the tuning table as gas_init does, and let them go; raises on a
+ * bad table (gas-info --config). */
+gas_status_t gas_co_tuning_check(void);
+
 #endif

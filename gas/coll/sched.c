@@ -436,9 +436,7 @@ static void enqueue(struct gas_co_sched *s)
     gas_team_t t = s->team;
     gas_co_round(s);   /* close the last round */
     gas_co_team_lock(t);
-    (void)gas_co_chan_adopt(t, gas_gs_world_epoch());   /* (numbered as the members do) */
-    s->call.seq = t->seq++;
-    s->before = (uint32_t)gas_gs_next_world_epoch();
+    s->call.seq = gas_co_chan_number(t, &s->before);
     s->next = NULL;
     s->queued = 1;
     if (t->qtail)

@@ -641,6 +641,15 @@ GAS_EXPORT gas_status_t gas_coll_choice(gas_team_t team, gas_coll_t coll, size_t
     GAS_GS_GATED("gas_coll_choice", api_coll_choice(team, coll, bytes, algorithm_p));
 }
 
+gas_status_t gas_co_tuning_check(void)
+{
+    gas_status_t st = gas_rt_config_load();
+    if (st == GAS_OK)
+        st = gas_co_select_init();
+    gas_co_select_fini();
+    return st;
+}
+
 gas_status_t gas_co_info(FILE *f)
 {
     gas_status_t st = gas_rt_config_load();

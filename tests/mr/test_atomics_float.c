@@ -20,30 +20,13 @@
 
 enum { ITER = 200, NSPECIAL = 8 };
 
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-static uint64_t f64_bits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-}
-static float f32_of(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-static double f64_of(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
+/* A value's bits and back (a union: C11 reads the other member as the same bytes). */
+#define FBITS(T, U, x) (((union { T v; U u; }){.v = (x)}).u)
+#define FOF(T, U, x) (((union { T v; U u; }){.u = (x)}).v)
+#define f32_bits(x) FBITS(float, uint32_t, x)
+#define f64_bits(x) FBITS(double, uint64_t, x)
+#define f32_of(x) FOF(float, uint32_t, x)
+#define f64_of(x) FOF(double, uint64_t, x)
 
 /* Special value k of writer w (its bits carry w, so every pair is distinct). */
 static uint64_t special64(int k, int w)

@@ -50,7 +50,7 @@ enum gr_launcher_mode { GR_LAUNCH_AUTO, GR_LAUNCH_EXEC, GR_LAUNCH_SHELL };
 struct gr_opts {
     int nranks;
     double timeout;         /* seconds, 0 = none */
-    const char *timeout_arg;/* as given, for the message */
+    char timeout_shown[48]; /* as given, with " s" after a bare number: for the message */
     int tag;                /* 1/0, or -1: on when nranks > 1 */
     const char *hosts;      /* --hosts h1[:K],h2[:K],... */
     const char *hostfile;   /* --hostfile FILE */

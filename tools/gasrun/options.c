@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,7 +129,8 @@ int gr_options_parse(int argc, char **argv, struct gr_opts *o)
                 return usage_error("--timeout wants a duration (seconds, or with a unit: 90, "
                                    "1.5s, 500ms, 10min; at most 1e9 s; 0: never), not '%s': %s",
                                    optarg, why);
-            o->timeout_arg = optarg;
+            snprintf(o->timeout_shown, sizeof o->timeout_shown, "%.40s%s", optarg,
+                     strchr("0123456789.", optarg[strlen(optarg) - 1]) ? " s" : "");
             break;
         case OPT_TAG:
             o->tag = 1;

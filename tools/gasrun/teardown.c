@@ -14,7 +14,6 @@
 #include "log.h"
 #include "rendezvous.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -140,11 +139,8 @@ void gr_job_tick(struct gr_job *job)
     gr_launch_more(job);
     gr_job_report_unjoined(job, now);
     if (!job->tearing && job->timeout_at > 0 && now >= job->timeout_at) {
-        const char *t = job->opts.timeout_arg;
-        size_t n = strlen(t);
-        gr_msg("job timed out after %s%s; killing %d ranks", t,
-               n && (isdigit((unsigned char)t[n - 1]) || t[n - 1] == '.') ? " s" : "",
-               live_count(job));   /* (a bare number is seconds) */
+        gr_msg("job timed out after %s; killing %d ranks", job->opts.timeout_shown,
+               live_count(job));
         job->exit_code = 124;
         job->timed_out = true;
         start_teardown(job, SIGTERM);
