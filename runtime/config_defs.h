@@ -36,7 +36,7 @@ GAS_CONFIG_ROW(TIMEOUT, TIME, "0", NULL,
 GAS_CONFIG_ROW(STALL_WARN, TIME, "60s", NULL,
                "Log a warning naming the operation and peer when one wait has lasted this long (gas_init: naming the ranks not yet arrived; 0: never).")
 GAS_CONFIG_ROW(WAIT_SPIN, TIME, "50us", NULL,
-               "How long a wait spins without progress before it sleeps in the kernel (again each time it is woken); udp's progress thread also keeps polling its socket this long after serving a request. Not used when more ranks than cores share this rank's CPUs (its node's ranks, and ranks in other network namespaces or containers on the same machine with the same affinity mask).")
+               "How long a wait spins without progress before it sleeps in the kernel (again each time it is woken); udp's progress thread also keeps polling its socket this long after serving a request. Not used when this rank shares its CPUs: more ranks of the job have its affinity mask on this machine (in any network namespace or container) than the mask has CPUs; ranks bound one per core (gasrun --bind core) own theirs.")
 GAS_CONFIG_ROW(WAIT_SLICE, TIME, "0", NULL,
                "Longest a sleeping wait goes before it looks at its condition again, woken or not (0: 2 ms on the futex doorbell, 1 ms in the udp socket). Writers wake sleepers, so this is only a safety net; a large value turns a missed wake-up into a visible stall.")
 GAS_CONFIG_ROW(CONFIG_FILE, STRING, "", NULL,
@@ -47,6 +47,8 @@ GAS_CONFIG_ROW(COLL_ZCOPY_MIN, SIZE, "16k", NULL,
                "Collective messages of at least this many bytes go straight into a destination buffer that lies in the receiver's segment (zero-copy) instead of through the mailboxes; 0: never.")
 GAS_CONFIG_ROW(COLL_TUNING, STRING, "", NULL,
                "A tuning table (format: docs/collectives.md) choosing each collective's algorithm by size and team shape; empty: the built-in copy of configs/coll-tuning.conf.")
+GAS_CONFIG_ROW(COLL_CPUS, ENUM, "auto", "auto|own|shared",
+               "Which tuning-table rows apply (their cpus field): own (every rank has a CPU to itself), shared (ranks share CPUs) or auto (shared where a team member's CPUs, by affinity, hold more ranks of the job than CPUs; counted at gas_init). Must be the same on every rank.")
 GAS_CONFIG_ROW(COLL_BARRIER, ENUM, "auto", "auto|dissemination|hierarchical",
                "Force the algorithm of team barriers (auto: the tuning table).")
 GAS_CONFIG_ROW(COLL_BROADCAST, ENUM, "auto", "auto|binomial|scatter_allgather|hierarchical",

@@ -124,6 +124,8 @@ GAS_EXPORT gas_status_t gas_init(void)
                                                 : "");
         goto err_gas;
     }
+    /* A first guess, for gas_init's own waits: more ranks on this node than
+     * CPUs this rank may run on.  Corrected below once the CPU keys are known. */
     int oversubscribed = boot->local_size > gas_rt_usable_cpus();
     gas_rt_wait_setup(&gas_al_seg_hdr(seg.base)->doorbell, seg.base, seg.size,
                       oversubscribed ? 0 : gas_rt_config_ns(GAS_CFG_WAIT_SPIN),
@@ -136,11 +138,16 @@ GAS_EXPORT gas_status_t gas_init(void)
     int cpu_sharers = 1;
     if ((st = gas_co_start()) != GAS_OK || (st = gas_co_start_nodes(&cpu_sharers)) != GAS_OK)
         goto err_arenas;
-    /* Ranks in other network namespaces or containers on this machine share
-     * its CPUs too: now that every rank's CPU key is known, count them. */
-    if (!oversubscribed && cpu_sharers > gas_rt_usable_cpus()) {
-        oversubscribed = 1;
-        gas_rt_wait_set_spin(0);
+    /* Now that every rank's CPU key (machine boot and affinity mask) is known:
+     * this rank shares its CPUs when more ranks have its key than it has CPUs.
+     * Ranks bound one per core (gasrun --bind core) hold a CPU each and spin
+     * (the first guess counted every rank of the node against one CPU, and
+     * every wait slept: 4x the latency of small collectives); ranks in other
+     * network namespaces or containers on this machine count too. */
+    int shares = cpu_sharers > gas_rt_usable_cpus();
+    if (shares != oversubscribed) {
+        oversubscribed = shares;
+        gas_rt_wait_set_spin(shares ? 0 : gas_rt_config_ns(GAS_CFG_WAIT_SPIN));
     }
     gas_tl_cpu_sharers(cpu_sharers);
     gas_tl_init_done();

@@ -511,11 +511,14 @@ static int tune_heading(const char *line, int n)
 
 /*
  * FILE's lines less the rows this run replaces: those for exactly this rank
- * count and node shape, of the measured collectives (colls; NULL: all).  A
+ * count, node shape and cpus (own or shared; a row without that field stays:
+ * the new rows come after it and so win), of the measured collectives
+ * (colls; NULL: all).  A
  * heading of an earlier --tune on this rank count goes with its rows: it is
  * kept only while one of the rows right below it is.
  */
-static char *kept_rows(const char *file, int n, const char *nodes, const char *colls)
+static char *kept_rows(const char *file, int n, const char *nodes, const char *cpus,
+                       const char *colls)
 {
     FILE *f = fopen(file, "r");
     char *out = NULL, line[512], heading[512] = "";
@@ -527,11 +530,11 @@ static char *kept_rows(const char *file, int n, const char *nodes, const char *c
         return NULL;
     }
     while (f && fgets(line, sizeof line, f)) {
-        char c[64], r[64], nd[64];
-        int k = sscanf(line, "%63s %63s %63s", c, r, nd);
-        int row = k == 3 && c[0] != '#';
+        char c[64], r[64], nd[64], from[64], alg[64], cp[64];
+        int k = sscanf(line, "%63s %63s %63s %63s %63s %63s", c, r, nd, from, alg, cp);
+        int row = k >= 3 && c[0] != '#';
         if (row && atoi(r) == n && strchr(r, '-') == NULL && strcmp(nd, nodes) == 0 &&
-            (colls == NULL || listed(colls, c)))
+            k >= 6 && cp[0] != '#' && strcmp(cp, cpus) == 0 && (colls == NULL || listed(colls, c)))
             continue;
         if (row && heading[0])
             fputs(heading, m);
@@ -591,6 +594,7 @@ int bench_coll_tune(struct bench *b, double *samples)
     const char *file = b->opt.tune;
     int multi = runnable(GAS_COLL_BARRIER, "hierarchical");
     const char *nodes = multi ? "multi" : "1";
+    const char *cpus = GAS_TEAM_WORLD->cpus_shared ? "shared" : "own";
     char *rows = NULL;
     size_t rlen = 0;
     FILE *out = open_memstream(&rows, &rlen);
@@ -599,8 +603,8 @@ int bench_coll_tune(struct bench *b, double *samples)
         return 2;
     }
     if (b->rank == 0)
-        printf("gas-bench --tune: %d ranks (%s node%s), sizes 8 B .. 1 MiB, %d batches of ~%g ms "
-               "per point\n", b->nranks, multi ? "several" : "one", multi ? "s" : "",
+        printf("gas-bench --tune: %d ranks (%s node%s, %s CPUs), sizes 8 B .. 1 MiB, %d batches "
+               "of ~%g ms per point\n", b->nranks, multi ? "several" : "one", multi ? "s" : "", cpus,
                b->opt.reps, b->opt.batch_s * 1e3);
     for (int coll = 0; coll < GAS_COLL_COUNT; coll++) {
         const char *name = gas_coll_name((gas_coll_t)coll);
@@ -646,7 +650,8 @@ int bench_coll_tune(struct bench *b, double *samples)
                 size_t from = prev == NULL ? 0 : (size_t)sqrt((double)prev_size * (double)size);
                 char ft[32];
                 size_text(from, ft, sizeof ft);
-                fprintf(out, "%-17s %-6d %-6s %-6s %s\n", name, b->nranks, nodes, ft, best);
+                fprintf(out, "%-17s %-6d %-6s %-6s %-22s %s\n", name, b->nranks, nodes, ft, best,
+                        cpus);
                 prev = best;
             }
             prev_size = size;
@@ -657,7 +662,7 @@ int bench_coll_tune(struct bench *b, double *samples)
     fclose(out);
     int rc = 0;
     if (b->rank == 0) {
-        char *keep = kept_rows(file, b->nranks, nodes, b->opt.colls);
+        char *keep = kept_rows(file, b->nranks, nodes, cpus, b->opt.colls);
         FILE *f = fopen(file, "w");
         if (f == NULL) {
             fprintf(stderr, "gas-bench: --tune: cannot write %s: %s\n", file, strerror(errno));
@@ -671,9 +676,10 @@ int bench_coll_tune(struct bench *b, double *samples)
                 fputs(keep, f);
             else
                 fputs("# libgas collective tuning table (format: docs/collectives.md)\n"
-                      "# collective      ranks  nodes  from   algorithm\n", f);
-            fprintf(f, "# measured by gas-bench --tune on %d ranks (%s, %s)%s%s\n%s", b->nranks,
-                    host, date, b->opt.colls ? ": " : "", b->opt.colls ? b->opt.colls : "",
+                      "# collective      ranks  nodes  from   algorithm              cpus\n", f);
+            fprintf(f, "# measured by gas-bench --tune on %d ranks (%s CPUs; %s, %s)%s%s\n%s",
+                    b->nranks, cpus, host, date, b->opt.colls ? ": " : "",
+                    b->opt.colls ? b->opt.colls : "",
                     rows ? rows : "");
             fclose(f);
             printf("wrote the rows for %d ranks to %s\n", b->nranks, file);

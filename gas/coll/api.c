@@ -118,7 +118,8 @@ static gas_status_t launch(struct call *c, gas_handle_t *handle_p)
     if (c->nb && handle_p == NULL)
         return refuse(c, gas_rt_error(GAS_ERR_INVALID, c->name, "handle_p is NULL"));
     gas_team_t t = c->team;
-    int alg = gas_co_select(c->coll, c->bytes, t->size, t->nnodes, hierarchical_ok(c->coll));
+    int alg = gas_co_select(c->coll, c->bytes, t->size, t->nnodes, t->cpus_shared,
+                            hierarchical_ok(c->coll));
     struct gas_co_sched *s = gas_co_sched_new(c->name, t, c->coll, alg, c->type,
                                               c->reduces ? c->op : 0, c->hashcount, c->root);
     if (s == NULL)
@@ -447,7 +448,7 @@ static gas_status_t blocked_in(const char *name, gas_coll_t coll, gas_team_t tea
     c.a.count = count;
     if (coll == GAS_COLL_ALLTOALL && src == dst && all > 0) {
         /* in place: the input is copied aside first */
-        int alg = gas_co_select(coll, c.bytes, team->size, team->nnodes, 0);
+        int alg = gas_co_select(coll, c.bytes, team->size, team->nnodes, team->cpus_shared, 0);
         struct gas_co_sched *s = gas_co_sched_new(name, team, coll, alg, type, 0, count, -1);
         if (s == NULL)
             return refuse(&c, GAS_ERR_NOMEM);
@@ -629,7 +630,7 @@ static struct gas_co_sched *counted_sched(struct call *c, const size_t *counts, 
     }
     if ((*st_p = bytes_of(c, counts_max(counts, team->size), 1, &c->bytes)) != GAS_OK)
         return NULL;
-    *alg_p = gas_co_select(c->coll, c->bytes, team->size, team->nnodes, 0);
+    *alg_p = gas_co_select(c->coll, c->bytes, team->size, team->nnodes, team->cpus_shared, 0);
     struct gas_co_sched *s = gas_co_sched_new(c->name, team, c->coll, *alg_p, c->type, 0,
                                               counts_hash(counts, team->size), c->root);
     if (s == NULL)
@@ -801,7 +802,7 @@ static gas_status_t alltoallv_in(const char *name, gas_team_t team, void *dst,
     if (st != GAS_OK)
         return st;
     /* counts differ per rank: the table is consulted for size 0 so all agree */
-    int alg = gas_co_select(c.coll, 0, team->size, team->nnodes, 0);
+    int alg = gas_co_select(c.coll, 0, team->size, team->nnodes, team->cpus_shared, 0);
     struct gas_co_sched *s = gas_co_sched_new(c.name, team, c.coll, alg, type, 0, 0, -1);
     if (s == NULL)
         return refuse(&c, GAS_ERR_NOMEM);

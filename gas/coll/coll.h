@@ -228,6 +228,8 @@ struct gas_team {
     uint32_t seq;             /* collectives started on this team */
     /* node structure: node index of each member, nodes listed by first member */
     int nnodes;
+    int cpus_shared;          /* a member shares its CPUs with more ranks than they hold
+                                 (team.c; the tuning table's cpus field), alike on all members */
     int *node_of;             /* team rank -> node index */
     int *node_members;        /* team ranks, grouped by node in team order */
     int *node_start;          /* node i: node_members[node_start[i] .. node_start[i+1]) */
@@ -517,9 +519,10 @@ gas_co_build_fn gas_co_builder(gas_coll_t c, int alg);
 
 /*
  * The algorithm for a call: forced > GAS_COLL_<NAME> > tuning table.
- * n ranks in nnodes nodes; hier: a hierarchical algorithm is allowed.
+ * n ranks in nnodes nodes; shared: the team's ranks share CPUs (the team's
+ * cpus_shared); hier: a hierarchical algorithm is allowed.
  */
-int gas_co_select(gas_coll_t c, size_t bytes, int n, int nnodes, int hier);
+int gas_co_select(gas_coll_t c, size_t bytes, int n, int nnodes, int shared, int hier);
 gas_status_t gas_co_select_init(void);
 void gas_co_select_fini(void);
 /*

@@ -8,6 +8,9 @@
  * named by GAS_COLL_<NAME>, or the tuning table's choice (the last matching
  * row wins; format in docs/collectives.md).  A hierarchical algorithm only
  * runs on a team that spans two nodes or more; elsewhere the table decides.
+ * Rows may be limited to teams whose ranks have CPUs of their own or share
+ * them (the cpus field; team.c decides which a team is, GAS_COLL_CPUS
+ * overrides): the fastest algorithm of a size is not the same on the two.
  */
 #include "coll.h"
 #include "info.h"
@@ -110,6 +113,7 @@ static int forced[GAS_COLL_COUNT];
 
 struct rule {
     int coll, rmin, rmax, nodes; /* nodes: 0 any, 1 one node, 2 several */
+    int cpus;                    /* 0 any, 1 own CPUs, 2 shared CPUs */
     uint64_t from;
     int alg;
 };
@@ -200,7 +204,7 @@ GAS_EXPORT gas_status_t gas_coll_set_algorithm(gas_coll_t coll, const char *algo
 /* The tuning table                                                          */
 /* ------------------------------------------------------------------------ */
 
-#define FIELDS 6        /* a row's 5, and one more to name as extra */
+#define FIELDS 7        /* a row's 6 at most, and one more to name as extra */
 #define FIELD_MAX 63    /* characters in one field */
 
 #define RANKS_OPEN (1 << 30)          /* rmax of "*" and "A-": no upper end */
@@ -285,11 +289,13 @@ static const char *parse_row(char w[][FIELD_MAX + 1], int n, struct rule *r, cha
         if (strcmp(w[0], coll_names[c]) == 0)
             r->coll = c;
     if (n < 5)
-        snprintf(why, cap, "%d field%s, expected 5: collective ranks nodes from algorithm", n,
-                 n == 1 ? "" : "s");
-    else if (n > 5)
-        snprintf(why, cap, "extra field '%s' after the algorithm (expected 5 fields: collective "
-                 "ranks nodes from algorithm)", w[5]);
+        snprintf(why, cap, "%d field%s, expected 5 or 6: collective ranks nodes from algorithm "
+                 "[cpus]", n, n == 1 ? "" : "s");
+    else if (n > 6)
+        snprintf(why, cap, "extra field '%s' after the cpus (expected 5 or 6 fields: collective "
+                 "ranks nodes from algorithm [cpus])", w[6]);
+    else if (n == 6 && strcmp(w[5], "*") && strcmp(w[5], "own") && strcmp(w[5], "shared"))
+        snprintf(why, cap, "bad cpus '%s' (*, own or shared)", w[5]);
     else if (r->coll < 0)
         snprintf(why, cap, "unknown collective '%s' (one of: %s)", w[0],
                  coll_list(list, sizeof list));
@@ -365,8 +371,10 @@ static int table_line(const char *p, size_t len, struct rule *r, int *n_p, char 
     if (split_line(p, len, w, n_p, why, cap) != NULL ||
         (*n_p > 0 && parse_row(w, *n_p, r, why, cap) != NULL))
         return -1;
-    if (*n_p > 0)
+    if (*n_p > 0) {
         r->nodes = w[2][0] == '*' ? 0 : w[2][0] == '1' ? 1 : 2;
+        r->cpus = *n_p < 6 || w[5][0] == '*' ? 0 : w[5][0] == 'o' ? 1 : 2;
+    }
     return 0;
 }
 
@@ -513,7 +521,7 @@ void gas_co_select_fini(void)
 }
 
 /* The table's answer: the last rule that matches wins; algorithm 1 when none does. */
-static int scan_rules(gas_coll_t c, size_t bytes, int n, int nnodes, int can_hier)
+static int scan_rules(gas_coll_t c, size_t bytes, int n, int nnodes, int shared, int can_hier)
 {
     int best = 0;
     for (size_t i = 0; i < nrules; i++) {
@@ -521,6 +529,8 @@ static int scan_rules(gas_coll_t c, size_t bytes, int n, int nnodes, int can_hie
         if (r->coll != (int)c || n < r->rmin || n > r->rmax || bytes < r->from)
             continue;
         if ((r->nodes == 1 && nnodes > 1) || (r->nodes == 2 && nnodes < 2))
+            continue;
+        if ((r->cpus == 1 && shared) || (r->cpus == 2 && !shared))
             continue;
         if (!can_hier && gas_co_alg_is_hier(c, r->alg))
             continue;
@@ -531,7 +541,7 @@ static int scan_rules(gas_coll_t c, size_t bytes, int n, int nnodes, int can_hie
 
 /*
  * The table read for one team shape: for a collective, team size, node
- * count and whether hierarchical algorithms may be used, the answer only
+ * count, shared CPUs or not, and whether hierarchical algorithms may be used, the answer only
  * changes at the `from` of a matching rule, so it is a short step function
  * of the byte count.  Made on first use of the shape (the scan over the
  * whole table cost about as much as a 2-rank barrier on an idle machine),
@@ -541,7 +551,7 @@ static int scan_rules(gas_coll_t c, size_t bytes, int n, int nnodes, int can_hie
 #define PICK_STEPS 16    /* steps of one step function */
 
 struct pick {
-    int n, nnodes, can_hier, nsteps;
+    int n, nnodes, shared, can_hier, nsteps;
     uint64_t from[PICK_STEPS];   /* ascending; from[0] == 0 */
     int alg[PICK_STEPS];
 };
@@ -550,9 +560,9 @@ static struct pick picks[GAS_COLL_COUNT][PICK_SHAPES];
 static pthread_mutex_t pick_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Make the step function of a shape in *p; 0, or -1 when it has too many steps. */
-static int pick_build(struct pick *p, gas_coll_t c, int n, int nnodes, int can_hier)
+static int pick_build(struct pick *p, gas_coll_t c, int n, int nnodes, int shared, int can_hier)
 {
-    *p = (struct pick){.n = n, .nnodes = nnodes, .can_hier = can_hier};
+    *p = (struct pick){.n = n, .nnodes = nnodes, .shared = shared, .can_hier = can_hier};
     uint64_t at[PICK_STEPS];
     int k = 0;
     at[k++] = 0;
@@ -571,7 +581,7 @@ static int pick_build(struct pick *p, gas_coll_t c, int n, int nnodes, int can_h
         at[j] = f;
     }
     for (int j = 0; j < k; j++) {
-        int alg = scan_rules(c, (size_t)at[j], n, nnodes, can_hier);
+        int alg = scan_rules(c, (size_t)at[j], n, nnodes, shared, can_hier);
         if (p->nsteps > 0 && p->alg[p->nsteps - 1] == alg)
             continue;
         p->from[p->nsteps] = at[j];
@@ -581,12 +591,12 @@ static int pick_build(struct pick *p, gas_coll_t c, int n, int nnodes, int can_h
 }
 
 /* The table's answer through the remembered step functions (scan when they are full). */
-static int table_pick(gas_coll_t c, size_t bytes, int n, int nnodes, int can_hier)
+static int table_pick(gas_coll_t c, size_t bytes, int n, int nnodes, int shared, int can_hier)
 {
     int have = atomic_load_explicit(&npicks[c], memory_order_acquire);
     for (int i = 0; i < have; i++) {
         const struct pick *p = &picks[c][i];
-        if (p->n != n || p->nnodes != nnodes || p->can_hier != can_hier)
+        if (p->n != n || p->nnodes != nnodes || p->shared != shared || p->can_hier != can_hier)
             continue;
         int j = p->nsteps - 1;
         while (j > 0 && bytes < p->from[j])
@@ -595,25 +605,25 @@ static int table_pick(gas_coll_t c, size_t bytes, int n, int nnodes, int can_hie
     }
     pthread_mutex_lock(&pick_lock);
     int i = atomic_load_explicit(&npicks[c], memory_order_relaxed);
-    if (i < PICK_SHAPES && pick_build(&picks[c][i], c, n, nnodes, can_hier) == 0)
+    if (i < PICK_SHAPES && pick_build(&picks[c][i], c, n, nnodes, shared, can_hier) == 0)
         atomic_store_explicit(&npicks[c], i + 1, memory_order_release);
     pthread_mutex_unlock(&pick_lock);
-    return scan_rules(c, bytes, n, nnodes, can_hier);
+    return scan_rules(c, bytes, n, nnodes, shared, can_hier);
 }
 
-int gas_co_select(gas_coll_t c, size_t bytes, int n, int nnodes, int hier)
+int gas_co_select(gas_coll_t c, size_t bytes, int n, int nnodes, int shared, int hier)
 {
     int can_hier = hier && nnodes >= 2;
     int alg = forced[c] ? forced[c] : gas_rt_config_enum(cfg_of[c]);
     if (alg > 0 && (can_hier || !gas_co_alg_is_hier(c, alg)))
         return alg;
-    return table_pick(c, bytes, n, nnodes, can_hier);
+    return table_pick(c, bytes, n, nnodes, shared, can_hier);
 }
 
 gas_status_t gas_co_build_sub(struct gas_co_sched *s, gas_coll_t c, const struct gas_co_grp *g,
                               const struct gas_co_args *a, size_t bytes, int multinode)
 {
-    int alg = gas_co_select(c, bytes, g->n, multinode ? 2 : 1, 0);
+    int alg = gas_co_select(c, bytes, g->n, multinode ? 2 : 1, s->team->cpus_shared, 0);
     return builders[c][alg](s, g, a);
 }
 
@@ -631,7 +641,7 @@ static gas_status_t api_coll_choice(gas_team_t team, gas_coll_t coll, size_t byt
     int hier = coll == GAS_COLL_BARRIER || coll == GAS_COLL_BROADCAST ||
                coll == GAS_COLL_REDUCE || coll == GAS_COLL_ALLREDUCE;
     *algorithm_p = gas_co_alg_name(coll, gas_co_select(coll, bytes, team->size, team->nnodes,
-                                                       hier));
+                                                       team->cpus_shared, hier));
     return GAS_OK;
 }
 
@@ -669,16 +679,19 @@ gas_status_t gas_co_info(FILE *f)
                     alg_names[c][env]);
         else
             fprintf(f, "\n");
-        fprintf(f, "  %-15s choice at 1 node, 2/4/8 ranks:", "");
         static const size_t sizes[] = {8, 1024, 16384, 65536, 1048576};
         static const char *const labels[] = {"8", "1k", "16k", "64k", "1m"};
-        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-            fprintf(f, " %s:", labels[k]);
-            for (int n = 2; n <= 8; n *= 2)
-                fprintf(f, "%s%s", n > 2 ? "/" : "",
-                        alg_names[c][gas_co_select((gas_coll_t)c, sizes[k], n, 1, 1)]);
+        for (int shared = 0; shared < 2; shared++) {
+            fprintf(f, "  %-15s choice at 1 node, %s CPUs, 2/4/8 ranks:", "",
+                    shared ? "shared" : "own");
+            for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+                fprintf(f, " %s:", labels[k]);
+                for (int n = 2; n <= 8; n *= 2)
+                    fprintf(f, "%s%s", n > 2 ? "/" : "",
+                            alg_names[c][gas_co_select((gas_coll_t)c, sizes[k], n, 1, shared, 1)]);
+            }
+            fprintf(f, "\n");
         }
-        fprintf(f, "\n");
     }
     fprintf(f, "  rules (last match wins):\n");
     for (size_t i = 0; i < nrules; i++) {
@@ -692,9 +705,10 @@ gas_status_t gas_co_info(FILE *f)
             snprintf(ranks, sizeof ranks, "%d", r->rmin);
         else
             snprintf(ranks, sizeof ranks, "%d-%d", r->rmin, r->rmax);
-        fprintf(f, "    %-15s %-6s %-6s %-8llu %s\n", coll_names[r->coll], ranks,
+        fprintf(f, "    %-15s %-6s %-6s %-8llu %-22s %s\n", coll_names[r->coll], ranks,
                 r->nodes == 0 ? "*" : r->nodes == 1 ? "1" : "multi",
-                (unsigned long long)r->from, alg_names[r->coll][r->alg]);
+                (unsigned long long)r->from, alg_names[r->coll][r->alg],
+                r->cpus == 0 ? "*" : r->cpus == 1 ? "own" : "shared");
     }
     return GAS_OK;
 }

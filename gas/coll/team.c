@@ -301,10 +301,27 @@ static char *slot_alloc(gas_team_t t, uint64_t *off_p)
     return base;
 }
 
+/*
+ * Which world ranks share their CPUs with more ranks of the job than those
+ * CPUs number (gas_co_start_nodes; NULL before), and the team's cpus_shared
+ * from it: 1 when any member does, or as GAS_COLL_CPUS forces.  Every member
+ * has the same table, so all choose the same tuning-table rows.
+ */
+static uint8_t *world_cpus_shared;
+
+static void set_cpus_shared(gas_team_t t)
+{
+    int forced = gas_rt_config_enum(GAS_CFG_COLL_CPUS); /* 0 auto, 1 own, 2 shared */
+    t->cpus_shared = forced == 2;
+    for (int r = 0; forced == 0 && world_cpus_shared && r < t->size; r++)
+        t->cpus_shared |= world_cpus_shared[t->world[r]];
+}
+
 /* The team is complete: go live. */
 static gas_status_t team_live(const char *call, gas_team_t t, const uint64_t *node_ids)
 {
     gas_co_chan_attach(t);
+    set_cpus_shared(t);
     if ((node_ids && set_nodes(t, node_ids) != GAS_OK) || live_add(t) != GAS_OK) {
         team_free(t);
         return gas_rt_error(GAS_ERR_NOMEM, call, "no memory for a team's tables");
@@ -358,19 +375,34 @@ gas_status_t gas_co_allgather_bytes(const char *call, gas_team_t t, void *dst, c
 gas_status_t gas_co_start_nodes(int *cpu_sharers_p)
 {
     gas_team_t w = gas_team_world_;
-    uint64_t me[2] = {my_node(), gas_rt_cpu_key()};
-    uint64_t *ids = malloc((size_t)w->size * sizeof me);
-    if (ids == NULL)
+    int P = w->size;
+    uint64_t me[3] = {my_node(), gas_rt_cpu_key(), (uint64_t)gas_rt_usable_cpus()};
+    uint64_t *ids = malloc((size_t)P * sizeof me);
+    free(world_cpus_shared);
+    world_cpus_shared = calloc((size_t)P, 1);
+    if (ids == NULL || world_cpus_shared == NULL) {
+        free(ids);
         return gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the node table");
-    gas_status_t st = gas_co_allgather_bytes("gas_init", w, ids, me, sizeof me);
-    /* Pairs (node, CPU key) by rank; the node ids are packed to the front in place. */
-    int sharers = 0;
-    for (int r = 0; st == GAS_OK && r < w->size; r++) {
-        sharers += ids[2 * r + 1] == me[1];
-        ids[r] = ids[2 * r];
     }
+    gas_status_t st = gas_co_allgather_bytes("gas_init", w, ids, me, sizeof me);
+    /* Triples (node, CPU key, usable CPUs) by rank.  A rank shares its CPUs
+     * when more ranks have its key (same machine boot and affinity) than it
+     * has CPUs; the quadratic count is over keys, at gas_init only. */
+    int sharers = 0;
+    for (int r = 0; st == GAS_OK && r < P; r++) {
+        int same = 0;
+        for (int q = 0; q < P; q++)
+            same += ids[3 * q + 1] == ids[3 * r + 1];
+        world_cpus_shared[r] = (uint64_t)same > ids[3 * r + 2];
+        if (r == w->rank)
+            sharers = same;
+    }
+    /* The node ids packed to the front in place. */
+    for (int r = 0; st == GAS_OK && r < P; r++)
+        ids[r] = ids[3 * r];
     if (st == GAS_OK && set_nodes(w, ids) != GAS_OK)
         st = gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the node table");
+    set_cpus_shared(w);
     *cpu_sharers_p = sharers > 0 ? sharers : 1;
     free(ids);
     return st;
@@ -398,6 +430,8 @@ void gas_co_stop(void)
     free(gas_co_live);
     gas_co_live = NULL;
     gas_co_nlive = live_cap = 0;
+    free(world_cpus_shared);
+    world_cpus_shared = NULL;
     pthread_mutex_lock(&pending_lock);
     free(pending);
     pending = NULL;

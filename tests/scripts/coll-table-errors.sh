@@ -8,7 +8,8 @@
 # field too long, a NUL byte.  Lines of any length are read whole (they were
 # cut at 255 characters: an extra field past that was accepted, a rule past
 # it dropped), and a GAS_COLL_TUNING that is a directory or a device is
-# refused (a directory read as an empty table).
+# refused (a directory read as an empty table).  The optional sixth field
+# (cpus: *, own or shared) is read, and a bad one named.
 # gas-info --coll reads the table as gas_init does.
 . "$(dirname "$0")/lib-tmp.sh"
 algs='recursive_doubling|rabenseifner|ring|one_shot|two_shot|hierarchical'
@@ -26,7 +27,9 @@ check() { # line, what the message must hold, what it must not
     echo "ok: '$line'"
 }
 
-check 'allreduce * * 0 ring extra' "extra field 'extra'"
+check 'allreduce * * 0 ring own extra' "extra field 'extra' after the cpus"
+check 'allreduce * * 0 ring extra' "bad cpus 'extra' (*, own or shared)" "$algs"
+check 'allreduce * * 0 ring Own' "bad cpus 'Own'"
 check 'allreduce * * 0' '4 fields, expected 5'
 check 'allreduc * * 0 ring' "unknown collective 'allreduc' (one of: barrier," "$algs"
 check 'allreduce x * 0 ring' "bad ranks 'x'" "$algs"
@@ -43,7 +46,7 @@ check 'allreduce 99999999999999999999999-3 * 0 ring' "ranks '9999999999999999999
 check 'allreduce 0 * 0 ring' "ranks '0' out of range"
 check 'allreduce 4-3 * 0 ring' "bad ranks '4-3'"
 pad=$(printf '%300s' '')
-check "allreduce * * 0 ring${pad}extra field" "extra field 'extra'"
+check "allreduce * * 0 ring shared${pad}extra field" "extra field 'extra'"
 long=$(printf 'x%.0s' $(seq 100))
 check "allreduce * * 0 $long" "field 5 ('xxxxxxxxxxxxxxxxxxxx...') is 100 characters long (at most 63)"
 
@@ -64,8 +67,8 @@ done
 { printf '%s%s\n' "$pad" 'allreduce 7 * 0 ring'; printf '#%1000s\n' x; printf 'gather 9 * 0 linear\n'; } >"$T/t.conf"
 GAS_COLL_TUNING=$T/t.conf timeout 20 "$BUILD/bin/gas-info" --coll >"$T/out" 2>&1 ||
     fail "long lines refused: $(tail -2 "$T/out")"
-grep -Eq '^ +allreduce +7 +\* +0 +ring$' "$T/out" || fail "the rule after 300 spaces was dropped"
-grep -Eq '^ +gather +9 +\* +0 +linear$' "$T/out" || fail "the rule after a long comment was dropped"
+grep -Eq '^ +allreduce +7 +\* +0 +ring +\*$' "$T/out" || fail "the rule after 300 spaces was dropped"
+grep -Eq '^ +gather +9 +\* +0 +linear +\*$' "$T/out" || fail "the rule after a long comment was dropped"
 echo "ok: long lines read whole"
 
 # a good row with a trailing comment still reads
@@ -73,3 +76,14 @@ printf 'allreduce * * 0 ring # comment\n' >"$T/t.conf"
 GAS_COLL_TUNING=$T/t.conf timeout 20 "$BUILD/bin/gas-info" --coll >"$T/out" 2>&1 ||
     fail "a good row refused: $(tail -2 "$T/out")"
 echo "ok: a good row with a comment"
+
+# the cpus field: own, shared and * read and shown; gas-info gives the choice for each
+printf 'allreduce * * 0 ring\nallreduce 4 1 0 one_shot own\nallreduce 4 1 0 two_shot shared\nallreduce 8 1 0 rabenseifner *\n' >"$T/t.conf"
+GAS_COLL_TUNING=$T/t.conf timeout 20 "$BUILD/bin/gas-info" --coll >"$T/out" 2>&1 ||
+    fail "cpus rows refused: $(tail -2 "$T/out")"
+grep -Eq '^ +allreduce +4 +1 +0 +one_shot +own$' "$T/out" || fail "the own row not shown"
+grep -Eq '^ +allreduce +4 +1 +0 +two_shot +shared$' "$T/out" || fail "the shared row not shown"
+grep -Eq '^ +allreduce +8 +1 +0 +rabenseifner +\*$' "$T/out" || fail "the * row not shown"
+grep -q 'own CPUs, 2/4/8 ranks: 8:ring/one_shot/rabenseifner ' "$T/out" || fail "own choices: $(grep 'own CPUs' "$T/out" | grep -m1 -o '8:[^ ]*')"
+grep -q 'shared CPUs, 2/4/8 ranks: 8:ring/two_shot/rabenseifner ' "$T/out" || fail "shared choices: $(grep 'shared CPUs' "$T/out" | grep -m1 -o '8:[^ ]*')"
+echo "ok: the cpus field"
