@@ -1175,16 +1175,58 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
 typedef enum gas_dtype {
     GAS_INT8, GAS_UINT8, GAS_INT16, GAS_UINT16, GAS_INT32, GAS_UINT32,
     GAS_INT64, GAS_UINT64, GAS_FLOAT, GAS_DOUBLE,
+    /* value-index pairs (the structs below), for GAS_OP_MINLOC / GAS_OP_MAXLOC only:
+     * MPI_2INT, MPI_FLOAT_INT, MPI_LONG_INT, MPI_DOUBLE_INT */
+    GAS_2INT32, GAS_FLOAT_INT32, GAS_2INT64, GAS_DOUBLE_INT64,
     GAS_DTYPE_COUNT
 } gas_dtype_t;
 
 typedef enum gas_redop {
     GAS_OP_SUM, GAS_OP_PROD, GAS_OP_MIN, GAS_OP_MAX,
     GAS_OP_BAND, GAS_OP_BOR, GAS_OP_BXOR,   /* integers only */
+    GAS_OP_MINLOC, GAS_OP_MAXLOC,           /* the pair types only */
     GAS_OP_COUNT
 } gas_redop_t;
 
-/* Bytes per element of a type (0 for an unknown one). */
+/*
+ * The pair types' elements (MPI_MINLOC / MPI_MAXLOC): a value and an index
+ * (typically the rank or position it came from), laid out as here.  The
+ * pair types take only GAS_OP_MINLOC and GAS_OP_MAXLOC, and those ops only
+ * the pair types; any other combination is refused (GAS_ERR_INVALID,
+ * naming the call, the op and the type).  In a buffer of count elements the
+ * pairs lie back to back (8 or 16 bytes each; alignment of the value type
+ * is enough).
+ *
+ * MINLOC keeps the pair with the smaller value, MAXLOC the one with the
+ * larger; on equal values (-0.0 and 0.0 are equal) both keep the one with
+ * the smaller index, whole (its value's bits with it).  A NaN value never
+ * wins over a number, for either op; between two NaNs the smaller index
+ * wins.  Where value and index are both equal but the bits differ (-0.0
+ * against 0.0, NaNs with other payloads), MINLOC keeps the value whose bits
+ * are the smaller as a signed integer (-0.0), MAXLOC the larger (0.0).  So
+ * the order is total and the result is the same pair, bit for bit, in
+ * whatever order an algorithm combines the members' elements.  (Plain
+ * GAS_OP_MIN / GAS_OP_MAX on float and double make no such promise for
+ * NaNs: x < NaN is false both ways, so which survives depends on the order.)
+ * exscan's identity for member 0: (the largest value, or +INFINITY, and the
+ * largest index) for MINLOC, (the smallest value, or -INFINITY, and the
+ * largest index) for MAXLOC, so it never wins a tie.
+ */
+typedef struct gas_2int32 { int32_t val; int32_t idx; } gas_2int32_t;
+typedef struct gas_float_int32 { float val; int32_t idx; } gas_float_int32_t;
+typedef struct gas_2int64 { int64_t val; int64_t idx; } gas_2int64_t;
+typedef struct gas_double_int64 { double val; int64_t idx; } gas_double_int64_t;
+#ifdef __cplusplus
+#define GAS_STATIC_ASSERT_(c, m) static_assert(c, m)
+#else
+#define GAS_STATIC_ASSERT_(c, m) _Static_assert(c, m)
+#endif
+GAS_STATIC_ASSERT_(sizeof(gas_2int32_t) == 8, "gas_2int32_t is 8 bytes");
+GAS_STATIC_ASSERT_(sizeof(gas_float_int32_t) == 8, "gas_float_int32_t is 8 bytes");
+GAS_STATIC_ASSERT_(sizeof(gas_2int64_t) == 16, "gas_2int64_t is 16 bytes");
+GAS_STATIC_ASSERT_(sizeof(gas_double_int64_t) == 16, "gas_double_int64_t is 16 bytes");
+
+/* Bytes per element of a type (0 for an unknown one; 8 or 16 for the pairs). */
 GAS_EXPORT size_t gas_dtype_size(gas_dtype_t type);
 
 /*
@@ -1247,7 +1289,8 @@ GAS_EXPORT gas_status_t gas_reduce_scatter(gas_team_t team, void *dst, const voi
  * 0's dst is filled with the op's identity (MPI leaves it undefined; here it
  * is defined): 0 for sum, bor and bxor, 1 for prod, all ones for band, the
  * type's largest value for min and its smallest for max (+INFINITY and
- * -INFINITY for float and double).  In place: GAS_IN_PLACE as src, or src ==
+ * -INFINITY for float and double), for minloc / maxloc the pair given with
+ * the pair types above.  In place: GAS_IN_PLACE as src, or src ==
  * dst, takes the input from dst.  Float and double: each member combines its
  * terms in a fixed order (the algorithm's), so a run repeats its bits; the
  * pipelined chain gives the sequential left-to-right result, recursive

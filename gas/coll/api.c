@@ -38,6 +38,26 @@ static gas_status_t refuse(struct call *c, gas_status_t st)
     return st;
 }
 
+/*
+ * GAS_ERR_INVALID raised for a known type and op that do not go together
+ * (gas_co_op_valid false), naming the call, the op, the type and the rule.
+ */
+static gas_status_t op_refused(const struct call *c)
+{
+    const char *op = gas_co_op_name(c->op), *type = gas_co_type_name(c->type);
+    if (c->op == GAS_OP_MINLOC || c->op == GAS_OP_MAXLOC)
+        return gas_rt_error(GAS_ERR_INVALID, c->name,
+                            "%s is a value-index op, for the pair types only (2int32, "
+                            "float_int32, 2int64, double_int64; this call passes %s)", op, type);
+    if (gas_co_type_is_pair(c->type))
+        return gas_rt_error(GAS_ERR_INVALID, c->name,
+                            "%s is a value-index pair type, for minloc and maxloc only (this "
+                            "call passes %s)", type, op);
+    return gas_rt_error(GAS_ERR_INVALID, c->name,
+                        "%s is a bitwise op, for integer types only (this call passes %s)", op,
+                        type);
+}
+
 static gas_status_t check_args(struct call *c)
 {
     gas_status_t st = gas_co_team_check(c->name, c->team);
@@ -50,9 +70,7 @@ static gas_status_t check_args(struct call *c)
         if ((unsigned)c->op >= GAS_OP_COUNT)
             return gas_rt_error(GAS_ERR_INVALID, c->name, "unknown reduction op %d", (int)c->op);
         if (!gas_co_op_valid(c->type, c->op))
-            return gas_rt_error(GAS_ERR_INVALID, c->name,
-                                "%s is a bitwise op, for integer types only (this call passes %s)",
-                                gas_co_op_name(c->op), gas_co_type_name(c->type));
+            return op_refused(c);
     }
     if (c->rooted && (c->root < 0 || c->root >= c->team->size))
         return gas_rt_error(GAS_ERR_RANK, c->name, "root %d is not a rank of the team (0 .. %d)",

@@ -14,8 +14,8 @@
  *   then             failnotes: how many failure notes were written here (each
  *                    writer adds 1 after its note, with put_signal)
  *   data_off ...     one mailbox of mbox_bytes per source rank, cut into
- *                    nchunks chunks of chunk_bytes (a 32-byte header, then
- *                    payload)
+ *                    nchunks chunks of chunk_bytes (a 40-byte header, then
+ *                    payload: whole elements of the call's type)
  *
  * A message from s to d is cut into chunks; chunk number k of the pair goes
  * to chunk k % nchunks of s's mailbox at d, and is made visible by adding 1
@@ -336,6 +336,19 @@ static void relay_arm(gas_team_t t, int p, const struct gas_co_note *n)
     }
 }
 
+/*
+ * The payload bytes of one mailbox chunk for elements of es bytes: whole
+ * elements only, so a receive-and-reduce can combine each chunk as it
+ * arrives.  The room (chunk_bytes - the 40-byte header) is a multiple of 8
+ * but not of 16, which the 16-byte pair types need; every message is a
+ * whole number of elements, so chunks start on element bounds too.
+ */
+static size_t chunk_room(gas_team_t t, size_t es)
+{
+    size_t room = t->chunk_bytes - GAS_CO_HDR_BYTES;
+    return es > 1 ? room - room % es : room;
+}
+
 int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
 {
     gas_team_t t = s->team;
@@ -349,7 +362,7 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
         fail(s, st);
         return 1;
     }
-    size_t room = t->chunk_bytes - GAS_CO_HDR_BYTES;
+    size_t room = chunk_room(t, s->es);
     size_t n = o->len - o->done < room ? o->len - o->done : room;
     struct gas_co_hdr h = {
         .seq = s->call.seq, .coll = s->call.coll, .alg = s->call.alg, .type = s->call.type,

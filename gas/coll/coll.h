@@ -566,8 +566,11 @@ static inline size_t gas_co_blk_lo(size_t n, int p, int i)
 /* Kernels (reduce_ops.c): dst[i] = dst[i] op src[i] for n elements. */
 void gas_co_reduce(void *dst, const void *src, size_t n, gas_dtype_t type, gas_redop_t op);
 int gas_co_op_valid(gas_dtype_t type, gas_redop_t op);
-/* dst[i] = the identity of op for n elements (x op identity == x): exscan's member 0. */
+/* dst[i] = the identity of op for n elements (x op identity == x; for minloc /
+ * maxloc, every x whose value is a number): exscan's member 0. */
 void gas_co_identity(void *dst, size_t n, gas_dtype_t type, gas_redop_t op);
+/* type is one of the value-index pair types (minloc / maxloc only). */
+int gas_co_type_is_pair(gas_dtype_t type);
 const char *gas_co_type_name(gas_dtype_t type);
 const char *gas_co_op_name(gas_redop_t op);
 

@@ -20,9 +20,16 @@
  * sequential sum by (n-1) units of rounding times the sum of magnitudes;
  * products of values in [0.5, 2) by 2n units relative; min/max are exact.
  *
+ * The value-index pair types (minloc / maxloc, and broadcast) draw values
+ * and indices from a few each, so most elements tie in value, many in both,
+ * with NaNs of two payloads, -0.0 and 0.0 among the float pairs: every
+ * algorithm must give the one pair gas.h's rule selects, bit for bit, in
+ * whatever order it combines.
+ *
  * Then: in-place forms; non-blocking barrier/broadcast/allreduce on two
  * teams at once, overlapped with puts; many back-to-back collectives
  * alternating teams (no cross-talk); argument errors (bitwise op on float,
+ * minloc on a plain type, another op on a pair type,
  * root out of range, NULL buffers, overflow); a mismatched pair of
  * collectives, which must fail with a clear message.
  *
@@ -42,7 +49,9 @@
  * completed by gas_wait or a gas_test loop (the v forms' vectors scribbled
  * on before the wait: they are read by the call); `--only LIST` runs the
  * matrices (and zero-copy checks) of the listed collectives alone
- * (gas_coll_name()s, comma-separated); `--scan` is `--only scan,exscan`.
+ * (gas_coll_name()s, comma-separated); `--scan` is `--only scan,exscan`;
+ * `--pairs` runs the reductions' matrices with the pair types alone (with a
+ * tiny GAS_COLL_SCRATCH, their 16-byte elements then span many chunks).
  */
 #include "check.h"
 
@@ -65,11 +74,15 @@ static const char *only;    /* --only LIST: the matrices of these collectives al
 static uint64_t callno;     /* advances identically on every rank */
 
 static const gas_dtype_t all_types[] = {GAS_INT8, GAS_UINT8, GAS_INT16, GAS_UINT16, GAS_INT32,
-                                        GAS_UINT32, GAS_INT64, GAS_UINT64, GAS_FLOAT, GAS_DOUBLE};
-#define NTYPES 10
+                                        GAS_UINT32, GAS_INT64, GAS_UINT64, GAS_FLOAT, GAS_DOUBLE,
+                                        GAS_2INT32, GAS_FLOAT_INT32, GAS_2INT64, GAS_DOUBLE_INT64};
+#define NTYPES 14
 static const char *const tnames[] = {"int8", "uint8", "int16", "uint16", "int32", "uint32",
-                                     "int64", "uint64", "float", "double"};
-static const char *const onames[] = {"sum", "prod", "min", "max", "band", "bor", "bxor"};
+                                     "int64", "uint64", "float", "double", "2int32",
+                                     "float_int32", "2int64", "double_int64"};
+static const char *const onames[] = {"sum", "prod", "min", "max", "band", "bor", "bxor",
+                                     "minloc", "maxloc"};
+static int pairs_only;      /* --pairs: the reductions' matrices with the pair types alone */
 
 /* Is coll one of --only's comma-separated names (or is there no --only)? */
 static int wanted(int coll)
@@ -87,6 +100,19 @@ static int is_float(gas_dtype_t t)
     return t == GAS_FLOAT || t == GAS_DOUBLE;
 }
 
+static int is_pair(gas_dtype_t t)
+{
+    return t == GAS_2INT32 || t == GAS_FLOAT_INT32 || t == GAS_2INT64 || t == GAS_DOUBLE_INT64;
+}
+
+/* Does the library take op on type t (the matrix runs exactly these)? */
+static int op_ok(gas_dtype_t t, int op)
+{
+    if (is_pair(t))
+        return op == GAS_OP_MINLOC || op == GAS_OP_MAXLOC;
+    return op < (is_float(t) ? GAS_OP_BAND : GAS_OP_MINLOC);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Values and references                                                     */
 /* ------------------------------------------------------------------------ */
@@ -101,10 +127,54 @@ static double unit(uint64_t v)
     return (double)(v >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/*
+ * A pair element from g: values from a few (so most elements tie with
+ * another member's), NaNs of two payloads, -0.0 and 0.0, the type's
+ * extremes; indices from a few too (ties of value and index both),
+ * negative ones and the largest (the identity's).
+ */
+static void pair_value(void *out, gas_dtype_t t, uint64_t g)
+{
+    static const int64_t ix[] = {0, 1, 2, 3, -1, INT64_MAX};
+    int k = (int)(g % 8), j = (int)((g >> 8) % 6);
+    int64_t i64 = ix[j];
+    int32_t i32 = j == 5 ? INT32_MAX : (int32_t)i64;
+    static const int64_t iv[] = {-1, 0, 1, 2, 1, 0, INT64_MIN, INT64_MAX};
+    static const double fv[] = {1.0, -1.0, 0.0, -0.0, 1.0, 2.5, 0, 0};   /* 6, 7: NaNs */
+    double f = fv[k];
+    if (k >= 6) {   /* quiet NaNs, the second with another payload and the sign bit */
+        uint64_t bits = k == 6 ? 0x7ff8000000000000ull : 0xfff8000000000123ull;
+        memcpy(&f, &bits, 8);
+    }
+    switch (t) {
+    case GAS_2INT32: {
+        int64_t v = iv[k];
+        gas_2int32_t p = {.val = v == INT64_MIN ? INT32_MIN : v == INT64_MAX ? INT32_MAX
+                                                                             : (int32_t)v,
+                          .idx = i32};
+        memcpy(out, &p, sizeof p);
+    } break;
+    case GAS_2INT64: { gas_2int64_t p = {.val = iv[k], .idx = i64}; memcpy(out, &p, sizeof p); } break;
+    case GAS_FLOAT_INT32: {
+        gas_float_int32_t p = {.val = (float)f, .idx = i32};
+        if (k >= 6) {   /* (a conversion need not keep the payload) */
+            uint32_t b = k == 6 ? 0x7fc00000u : 0xffc00123u;
+            memcpy(&p.val, &b, 4);
+        }
+        memcpy(out, &p, sizeof p);
+    } break;
+    default: { gas_double_int64_t p = {.val = f, .idx = i64}; memcpy(out, &p, sizeof p); } break;
+    }
+}
+
 /* Element idx of world rank w's contribution to call `salt` with op. */
 static void value(void *out, gas_dtype_t t, int w, uint64_t idx, uint64_t salt, gas_redop_t op)
 {
     uint64_t g = gen(w, idx, salt);
+    if (is_pair(t)) {
+        pair_value(out, t, g);
+        return;
+    }
     double f = op == GAS_OP_PROD ? 0.5 + 1.5 * unit(g) : 2.0 * unit(g) - 1.0;
     switch (t) {
     case GAS_INT8: case GAS_UINT8: { uint8_t v = (uint8_t)g; memcpy(out, &v, 1); break; }
@@ -185,12 +255,101 @@ static int check_float(const void *got, gas_dtype_t t, gas_redop_t op, double re
     return 1;
 }
 
+/* One pair element taken apart: the value (as a double or an integer), NaN or not,
+ * the index, and the value's bits as a signed integer of its width. */
+struct pair_parts {
+    double f;
+    int64_t i, idx, bits;
+    int nan;
+};
+
+static struct pair_parts pair_parts(const void *p, gas_dtype_t t)
+{
+    struct pair_parts r = {0};
+    if (t == GAS_2INT32 || t == GAS_FLOAT_INT32) {
+        int32_t b, x;
+        memcpy(&b, p, 4);
+        memcpy(&x, (const char *)p + 4, 4);
+        r.bits = b;
+        r.idx = x;
+        if (t == GAS_FLOAT_INT32) {
+            float f;
+            memcpy(&f, p, 4);
+            r.f = f;
+        }
+    } else {
+        memcpy(&r.bits, p, 8);
+        memcpy(&r.idx, (const char *)p + 8, 8);
+        if (t == GAS_DOUBLE_INT64)
+            memcpy(&r.f, p, 8);
+    }
+    r.i = r.bits;
+    r.nan = r.f != r.f;
+    return r;
+}
+
+/*
+ * The minloc / maxloc of element idx over members 0 .. upto-1, into out, as
+ * gas.h states the rule (written as a selection, not as the library's
+ * pairwise kernel): the members whose value is a number (all of them when
+ * none is) with the best value, of those the smallest index, of those the
+ * value with the smallest bits (minloc) or the largest (maxloc).
+ */
+static void pair_reference(void *out, gas_dtype_t t, gas_redop_t op, const struct tteam *tt,
+                           int upto, uint64_t idx, uint64_t salt)
+{
+    size_t es = gas_dtype_size(t);
+    int max = op == GAS_OP_MAXLOC, flt = t == GAS_FLOAT_INT32 || t == GAS_DOUBLE_INT64;
+    char v[64][16];
+    struct pair_parts pp[64];
+    int cand[64] = {0}, nc = 0, best = -1;   /* best: a member with the best number (-1: none) */
+    for (int m = 0; m < upto; m++) {
+        value(v[m], t, tt->world[m], idx, salt, op);
+        pp[m] = pair_parts(v[m], t);
+        if (!pp[m].nan && (best < 0 || (flt ? (max ? pp[m].f > pp[best].f : pp[m].f < pp[best].f)
+                                            : (max ? pp[m].i > pp[best].i : pp[m].i < pp[best].i))))
+            best = m;
+    }
+    for (int m = 0; m < upto; m++)     /* every member with that value (or every NaN) */
+        if (best < 0 || (!pp[m].nan && (flt ? pp[m].f == pp[best].f : pp[m].i == pp[best].i)))
+            cand[nc++] = m;
+    int win = cand[0];
+    for (int k = 1; k < nc; k++) {
+        const struct pair_parts *c = &pp[cand[k]], *w = &pp[win];
+        if (c->idx < w->idx || (c->idx == w->idx && (max ? c->bits > w->bits : c->bits < w->bits)))
+            win = cand[k];
+    }
+    memcpy(out, v[win], es);
+}
+
+/* A pair result against pair_reference: bit for bit, whatever the algorithm. */
+static int check_pair(const void *got, gas_dtype_t t, gas_redop_t op, const struct tteam *tt,
+                      int upto, uint64_t idx, uint64_t salt, const char *what)
+{
+    char want[16];
+    pair_reference(want, t, op, tt, upto, idx, salt);
+    if (memcmp(got, want, gas_dtype_size(t)) == 0)
+        return 1;
+    struct pair_parts g = pair_parts(got, t), w = pair_parts(want, t);
+    if (gas_dtype_size(t) == 8) {   /* 4-byte values: their own bits */
+        g.bits = (uint32_t)g.bits;
+        w.bits = (uint32_t)w.bits;
+    }
+    return CHECK(0, "%s: element %" PRIu64 ": got (value bits 0x%" PRIx64 " = %.17g, index %"
+                 PRId64 "), expected (0x%" PRIx64 " = %.17g, index %" PRId64 ")", what, idx,
+                 (uint64_t)g.bits, t == GAS_FLOAT_INT32 || t == GAS_DOUBLE_INT64 ? g.f : (double)g.i,
+                 g.idx, (uint64_t)w.bits, t == GAS_FLOAT_INT32 || t == GAS_DOUBLE_INT64 ? w.f
+                 : (double)w.i, w.idx);
+}
+
 /* Check element idx of got against the op over the team's contributions. */
 static int check_reduced(const void *got, gas_dtype_t t, gas_redop_t op, const struct tteam *tt,
                          uint64_t idx, uint64_t salt, const char *what)
 {
     size_t es = gas_dtype_size(t);
     char v[8];
+    if (is_pair(t))
+        return check_pair(got, t, op, tt, tt->n, idx, salt, what);
     if (is_float(t)) {
         double ref, mag;
         float_reference(t, op, tt, tt->n, idx, salt, &ref, &mag);
@@ -246,7 +405,7 @@ static void check_block(const void *got, gas_dtype_t t, int w, uint64_t from, si
                         uint64_t salt, const char *what)
 {
     size_t es = gas_dtype_size(t);
-    char v[8];
+    char v[16];
     for (size_t i = 0; i < n; i++) {
         value(v, t, w, from + i, salt, GAS_OP_SUM);
         if (memcmp((const char *)got + i * es, v, es) != 0) {
@@ -407,6 +566,16 @@ static void t_reduce_scatter(const struct tteam *tt, const char *alg, gas_dtype_
 static void identity_of(void *out, gas_dtype_t t, gas_redop_t op)
 {
     size_t es = gas_dtype_size(t);
+    if (is_pair(t)) {   /* the value that loses to every number, the largest index */
+        int max = op == GAS_OP_MAXLOC;
+        gas_2int32_t a = {max ? INT32_MIN : INT32_MAX, INT32_MAX};
+        gas_float_int32_t b = {max ? -INFINITY : INFINITY, INT32_MAX};
+        gas_2int64_t c = {max ? INT64_MIN : INT64_MAX, INT64_MAX};
+        gas_double_int64_t d = {max ? -INFINITY : INFINITY, INT64_MAX};
+        memcpy(out, t == GAS_2INT32 ? (void *)&a : t == GAS_FLOAT_INT32 ? (void *)&b
+                    : t == GAS_2INT64 ? (void *)&c : (void *)&d, es);
+        return;
+    }
     if (is_float(t)) {
         double v = op == GAS_OP_PROD ? 1.0 : op == GAS_OP_MIN ? INFINITY
                                       : op == GAS_OP_MAX ? -INFINITY : 0.0;
@@ -442,7 +611,7 @@ static int check_prefix(const void *got, gas_dtype_t t, gas_redop_t op, const st
                         int upto, uint64_t idx, uint64_t salt, int exact, const char *label)
 {
     size_t es = gas_dtype_size(t);
-    char v[8];
+    char v[16];
     if (upto == 0) {
         identity_of(v, t, op);
         if (memcmp(got, v, es) != 0)
@@ -722,7 +891,7 @@ static void t_alltoall(const struct tteam *tt, const char *alg, gas_dtype_t t, s
         rtot = rd[j] + rc[j];
     }
     char *src = xalloc(stot * es), *dst = xalloc((rtot > stot ? rtot : stot) * es);
-    char one[8];
+    char one[16];
     for (size_t j = 0; j < n; j++)
         for (size_t k = 0; k < sc[j]; k++) {
             value(one, t, t_rank, (uint64_t)tt->world[j] * BIG + k, salt, GAS_OP_SUM);
@@ -805,6 +974,16 @@ static int small_count(size_t c)
     return c <= 33;
 }
 
+/*
+ * The pair types run one of minloc / maxloc at each small count (k: its
+ * place in counts_for), alternating by type, so each type has both at 7
+ * and 33 on every algorithm at half the calls.
+ */
+static int pair_skips(int ti, int op, size_t k)
+{
+    return is_pair(all_types[ti]) && (int)((k + (size_t)ti) % 2) != op - GAS_OP_MINLOC;
+}
+
 /* Make algorithm ai (1, 2, ...) of coll the one used, or "auto" (the tuning
  * table, *is_auto_p = 1) once ai is past the last: loops run every
  * algorithm in turn, then auto.  Returns its name. */
@@ -836,6 +1015,8 @@ static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
                 break;
             case GAS_COLL_BROADCAST:
                 for (int ti = 0; ti < NTYPES; ti++) {
+                    if (is_pair(all_types[ti]) && all_types[ti] != GAS_2INT64)
+                        continue;   /* bytes to a broadcast: one 16-byte type is enough */
                     size_t nc = counts_for(gas_dtype_size(all_types[ti]), cs, ti == 9 || ti == 1, cross, ncross);
                     for (size_t k = 0; k < nc; k++)
                         if (small_count(cs[k]) || rot++ % 3 == 0)
@@ -845,37 +1026,44 @@ static void run_matrix(const struct tteam *tt, gas_ptr_t stamps)
             case GAS_COLL_REDUCE:
             case GAS_COLL_ALLREDUCE:
             case GAS_COLL_REDUCE_SCATTER:
-                for (int ti = 0; ti < NTYPES; ti++) {
+                for (int ti = pairs_only ? 10 : 0; ti < NTYPES; ti++) {
                     gas_dtype_t t = all_types[ti];
-                    size_t nc = counts_for(gas_dtype_size(t), cs, coll != GAS_COLL_REDUCE_SCATTER && (ti == 9 || ti == 6), cross, ncross);
+                    size_t nc = counts_for(gas_dtype_size(t), cs, coll != GAS_COLL_REDUCE_SCATTER && (ti == 9 || ti == 6 || ti == 13), cross, ncross);
                     for (int op = 0; op < GAS_OP_COUNT; op++) {
-                        if (is_float(t) && op >= GAS_OP_BAND)
+                        if (!op_ok(t, op))
                             continue;
                         for (size_t k = 0; k < nc; k++) {
                             if (!small_count(cs[k]) && (rot++ % 16) != 0)
+                                continue;
+                            if (small_count(cs[k]) && pair_skips(ti, op, k))
                                 continue;
                             if (coll == GAS_COLL_REDUCE_SCATTER)
                                 t_reduce_scatter(tt, alg, t, (gas_redop_t)op, cs[k], k == 3);
                             else
                                 t_reduce(tt, alg, t, (gas_redop_t)op, cs[k], (int)((k + op) % (size_t)tt->n),
-                                         coll == GAS_COLL_ALLREDUCE, k == 3 && op < 2);
+                                         coll == GAS_COLL_ALLREDUCE,
+                                         k == 3 && (op < 2 || op == GAS_OP_MINLOC));
                         }
                     }
                 }
                 break;
             case GAS_COLL_SCAN:
             case GAS_COLL_EXSCAN:
-                for (int ti = 0; ti < NTYPES; ti++) {
+                for (int ti = pairs_only ? 10 : 0; ti < NTYPES; ti++) {
                     gas_dtype_t t = all_types[ti];
-                    size_t nc = counts_for(gas_dtype_size(t), cs, ti == 9 || ti == 4, cross, ncross);
+                    size_t nc = counts_for(gas_dtype_size(t), cs, ti == 9 || ti == 4 || ti == 11, cross, ncross);
                     for (int op = 0; op < GAS_OP_COUNT; op++) {
-                        if (is_float(t) && op >= GAS_OP_BAND)
+                        if (!op_ok(t, op))
                             continue;
                         for (size_t k = 0; k < nc; k++) {
                             if (!small_count(cs[k]) && (rot++ % 16) != 0)
                                 continue;
-                            /* in place at 7 (GAS_IN_PLACE) and 33 (src == dst), two ops each */
-                            int ip = (k == 2 || k == 3) && op % 3 == 0 ? (int)k - 1 : 0;
+                            if (small_count(cs[k]) && pair_skips(ti, op, k))
+                                continue;
+                            /* in place at 7 (GAS_IN_PLACE) and 33 (src == dst), two ops each
+                             * (maxloc for the pairs) */
+                            int ip = (k == 2 || k == 3) && (op % 3 == 0 || op == GAS_OP_MAXLOC)
+                                         ? (int)k - 1 : 0;
                             t_scan(tt, alg, t, (gas_redop_t)op, cs[k], coll == GAS_COLL_EXSCAN, ip);
                         }
                     }
@@ -976,6 +1164,7 @@ static void t_nonblocking(const struct tteam *a, const struct tteam *b, gas_ptr_
     static int32_t bc[N];
     static double sc[N];
     static int64_t ex_in[N], ex[N];
+    static gas_double_int64_t loc_in[N], loc[N];
     for (int iter = 0; iter < 20; iter++) {
         /* scan and exscan among them: recursive doubling, then the chain on odd iterations */
         const char *salg = iter % 2 ? "chain" : "recursive_doubling";
@@ -987,13 +1176,15 @@ static void t_nonblocking(const struct tteam *a, const struct tteam *b, gas_ptr_
         fill(bc, GAS_INT32, N, t_rank, salt, GAS_OP_SUM);
         int root = iter % b->n;
         fill(ex_in, GAS_INT64, N, t_rank, salt, GAS_OP_BXOR);
-        gas_handle_t h[6] = {0};
+        fill(loc_in, GAS_DOUBLE_INT64, N, t_rank, salt, GAS_OP_MAXLOC);
+        gas_handle_t h[7] = {0};
         ST(gas_allreduce_nb(a->team, y, x, N, GAS_DOUBLE, GAS_OP_SUM, &h[0]));
         ST(gas_broadcast_nb(b->team, bc, N, GAS_INT32, root, &h[1]));
         ST(gas_scan_nb(a->team, sc, x, N, GAS_DOUBLE, GAS_OP_SUM, &h[4]));
         ST(gas_team_barrier_nb(a->team, &h[2]));
         ST(gas_exscan_nb(b->team, ex, ex_in, N, GAS_INT64, GAS_OP_BXOR, &h[5]));
         ST(gas_allreduce_nb(b->team, z, x, N, GAS_DOUBLE, GAS_OP_MAX, &h[3]));
+        ST(gas_allreduce_nb(a->team, loc, loc_in, N, GAS_DOUBLE_INT64, GAS_OP_MAXLOC, &h[6]));
         /* puts while they run: a stamp for the next world rank */
         uint64_t v = salt;
         gas_ptr_t slot;
@@ -1011,6 +1202,7 @@ static void t_nonblocking(const struct tteam *a, const struct tteam *b, gas_ptr_
         ST(gas_wait(h[3]));
         ST(gas_wait(h[5]));
         ST(gas_wait(h[4]));
+        ST(gas_wait(h[6]));
         int bad = 0;
         for (size_t i = 0; i < N && bad < 3; i++) {
             bad += !check_prefix(&sc[i], GAS_DOUBLE, GAS_OP_SUM, a, a->me + 1, i, salt,
@@ -1019,6 +1211,7 @@ static void t_nonblocking(const struct tteam *a, const struct tteam *b, gas_ptr_
         }
         check_reduced_all(y, GAS_DOUBLE, GAS_OP_SUM, a, N, 0, salt, what);
         check_reduced_all(z, GAS_DOUBLE, GAS_OP_MAX, b, N, 0, salt, what);
+        check_reduced_all(loc, GAS_DOUBLE_INT64, GAS_OP_MAXLOC, a, N, 0, salt, what);
         check_block(bc, GAS_INT32, b->world[root], 0, N, salt, what);
         ST(gas_barrier());
         gas_ptr_t mine;
@@ -1237,6 +1430,54 @@ static void t_errors_v(void)
     }
 }
 
+/* st is GAS_ERR_INVALID with a message holding all of call, op and type. */
+static void check_refused(gas_status_t st, const char *call, const char *op, const char *type)
+{
+    const char *m = st == GAS_OK ? "" : gas_last_error();
+    CHECK(st == GAS_ERR_INVALID && strstr(m, call) && strstr(m, op) && strstr(m, type),
+          "%s with %s on %s: status %s, message \"%s\" (want the call, op and type named)",
+          call, op, type, gas_strerror(st), m);
+}
+
+/*
+ * minloc / maxloc take the pair types alone, and the pair types take them
+ * alone; the sizes of the pair types.
+ */
+static void t_errors_loc(void)
+{
+    gas_team_t w = GAS_TEAM_WORLD;
+    gas_double_int64_t p[4] = {{0}};
+    int32_t i4[4] = {0};
+    float f[4] = {0};
+    gas_handle_t h = (gas_handle_t)1;
+    CHECK(gas_dtype_size(GAS_2INT32) == 8 && gas_dtype_size(GAS_FLOAT_INT32) == 8 &&
+          gas_dtype_size(GAS_2INT64) == 16 && gas_dtype_size(GAS_DOUBLE_INT64) == 16 &&
+          gas_dtype_size(GAS_DTYPE_COUNT) == 0, "gas_dtype_size of the pair types");
+    check_refused(gas_allreduce(w, i4, i4, 4, GAS_INT32, GAS_OP_MINLOC), "gas_allreduce",
+                  "minloc", "int32");
+    CHECK(strstr(gas_last_error(), "pair types only"), "minloc on int32: \"%s\"",
+          gas_last_error());
+    check_refused(gas_reduce(w, f, f, 4, GAS_FLOAT, GAS_OP_MAXLOC, 0), "gas_reduce", "maxloc",
+                  "float");
+    check_refused(gas_reduce_scatter(w, p, p, 1, GAS_DOUBLE_INT64, GAS_OP_SUM),
+                  "gas_reduce_scatter", "sum", "double_int64");
+    CHECK(strstr(gas_last_error(), "minloc and maxloc only"), "sum on double_int64: \"%s\"",
+          gas_last_error());
+    check_refused(gas_scan(w, p, p, 2, GAS_2INT32, GAS_OP_MIN), "gas_scan", "min", "2int32");
+    check_refused(gas_exscan(w, p, p, 2, GAS_FLOAT_INT32, GAS_OP_MAX), "gas_exscan", "max",
+                  "float_int32");
+    check_refused(gas_allreduce_nb(w, p, p, 2, GAS_2INT64, GAS_OP_BXOR, &h), "gas_allreduce_nb",
+                  "bxor", "2int64");
+    CHECK(h == GAS_HANDLE_NULL, "allreduce_nb refused: the handle is not GAS_HANDLE_NULL");
+    /* a valid pair call after the refusals, on the world */
+    gas_2int32_t mine = {.val = t_rank % 2, .idx = t_nranks - t_rank}, got;
+    CHECK_OK(gas_allreduce(w, &got, &mine, 1, GAS_2INT32, GAS_OP_MAXLOC));
+    int32_t want_idx = t_nranks > 1 ? t_nranks - (t_nranks % 2 ? t_nranks - 2 : t_nranks - 1) : 1;
+    CHECK(got.val == (t_nranks > 1) && got.idx == want_idx,
+          "maxloc after the refusals: (%d, %d), expected (%d, %d)", got.val, got.idx,
+          t_nranks > 1, want_idx);
+}
+
 static void t_errors(void)
 {
     gas_team_t w = GAS_TEAM_WORLD;
@@ -1281,6 +1522,7 @@ static void t_errors(void)
           "scan_nb, NULL handle_p: \"%s\"", gas_last_error());
     CHECK_STATUS(gas_exscan_nb(w, i4, i4, 4, GAS_FLOAT, GAS_OP_BXOR, &h), GAS_ERR_INVALID);
     CHECK(h == GAS_HANDLE_NULL, "exscan_nb refused: the handle is not GAS_HANDLE_NULL");
+    t_errors_loc();
     CHECK_STATUS(gas_scan(GAS_TEAM_NULL, i4, i4, 4, GAS_INT32, GAS_OP_SUM), GAS_ERR_INVALID);
     CHECK_STATUS(gas_team_barrier(GAS_TEAM_NULL), GAS_ERR_INVALID);
     CHECK_STATUS(gas_team_destroy(w), GAS_ERR_INVALID);
@@ -1414,6 +1656,10 @@ int main(int argc, char **argv)
         use_nb |= strcmp(argv[i], "--nb") == 0;
         if (strcmp(argv[i], "--scan") == 0)
             only = "scan,exscan";
+        if (strcmp(argv[i], "--pairs") == 0) {
+            pairs_only = 1;
+            only = "reduce,allreduce,reduce_scatter,scan,exscan";
+        }
         if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
     }
