@@ -323,9 +323,11 @@ gas_status_t gas_gs_sym_alloc(const char *call, uint64_t len, const char *sized_
  * the transports reach every rank), and teardown (from gas_gs_stop).
  */
 gas_status_t gas_co_start(void);
-/* The node table's allgather also carries each rank's gas_rt_cpu_key();
- * *cpu_sharers_p: how many ranks (this one included) have the same key. */
-gas_status_t gas_co_start_nodes(int *cpu_sharers_p);
+/* The node table's allgather also carries each rank's gas_rt_cpu_key() and
+ * usable CPUs; *cpu_sharers_p: how many ranks (this one included) have the
+ * same key; *shares_p: whether they outnumber this rank's CPUs (the rule the
+ * teams' cpus_shared and gas_init's waits both follow). */
+gas_status_t gas_co_start_nodes(int *cpu_sharers_p, int *shares_p);
 void gas_co_stop(void);
 /* At gas_finalize, after its barrier: gas_co_chan_leftover on every live team (the first error). */
 gas_status_t gas_co_check_ends(const char *call);

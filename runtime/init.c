@@ -135,8 +135,9 @@ GAS_EXPORT gas_status_t gas_init(void)
     if ((st = boot->barrier()) != GAS_OK || (st = gas_gs_agree()) != GAS_OK)
         goto err_arenas;
     /* Teams: the scratch slots come from the heap (collective), then the node table. */
-    int cpu_sharers = 1;
-    if ((st = gas_co_start()) != GAS_OK || (st = gas_co_start_nodes(&cpu_sharers)) != GAS_OK)
+    int cpu_sharers = 1, shares = 0;
+    if ((st = gas_co_start()) != GAS_OK ||
+        (st = gas_co_start_nodes(&cpu_sharers, &shares)) != GAS_OK)
         goto err_arenas;
     /* Now that every rank's CPU key (machine boot and affinity mask) is known:
      * this rank shares its CPUs when more ranks have its key than it has CPUs.
@@ -144,7 +145,6 @@ GAS_EXPORT gas_status_t gas_init(void)
      * (the first guess counted every rank of the node against one CPU, and
      * every wait slept: 4x the latency of small collectives); ranks in other
      * network namespaces or containers on this machine count too. */
-    int shares = cpu_sharers > gas_rt_usable_cpus();
     if (shares != oversubscribed) {
         oversubscribed = shares;
         gas_rt_wait_set_spin(shares ? 0 : gas_rt_config_ns(GAS_CFG_WAIT_SPIN));

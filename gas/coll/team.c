@@ -401,7 +401,7 @@ static int count_key(const uint64_t *sorted, int n, uint64_t k)
     return lo - first;
 }
 
-gas_status_t gas_co_start_nodes(int *cpu_sharers_p)
+gas_status_t gas_co_start_nodes(int *cpu_sharers_p, int *shares_p)
 {
     gas_team_t w = gas_team_world_;
     int P = w->size;
@@ -419,7 +419,7 @@ gas_status_t gas_co_start_nodes(int *cpu_sharers_p)
     /* Triples (node, CPU key, usable CPUs) by rank.  A rank shares its CPUs
      * when more ranks have its key (same machine boot and affinity) than it
      * has CPUs; counted over the sorted keys. */
-    int sharers = 0;
+    int sharers = 0, shares = 0;
     for (int r = 0; st == GAS_OK && r < P; r++)
         keys[r] = ids[3 * r + 1];
     if (st == GAS_OK)
@@ -427,8 +427,10 @@ gas_status_t gas_co_start_nodes(int *cpu_sharers_p)
     for (int r = 0; st == GAS_OK && r < P; r++) {
         int same = count_key(keys, P, ids[3 * r + 1]);
         world_cpus_shared[r] = (uint64_t)same > ids[3 * r + 2];
-        if (r == w->rank)
+        if (r == w->rank) {
             sharers = same;
+            shares = world_cpus_shared[r];
+        }
     }
     free(keys);
     /* The node ids packed to the front in place. */
@@ -438,6 +440,7 @@ gas_status_t gas_co_start_nodes(int *cpu_sharers_p)
         st = gas_rt_error(GAS_ERR_NOMEM, "gas_init", "no memory for the node table");
     set_cpus_shared(w);
     *cpu_sharers_p = sharers > 0 ? sharers : 1;
+    *shares_p = shares;
     free(ids);
     return st;
 }

@@ -9,10 +9,13 @@
 # rank of the node against their one CPU and slept at every wait).
 # Needs 2 CPUs in this shell's affinity mask (skipped otherwise).
 . "$(dirname "$0")/lib-tmp.sh"
-cpus=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //')
-two=$(python3 -c "
-import os; c=sorted(os.sched_getaffinity(0)); print(','.join(map(str,c[:2])) if len(c)>=2 else '')")
-[ -n "$two" ] || { echo "SKIP: needs 2 CPUs (affinity: $cpus)"; exit 77; }
+cpus=$(taskset -pc $$ | sed 's/.*: //')   # this shell's affinity list, e.g. 0-3,6
+first=()
+for part in ${cpus//,/ }; do               # the first two CPUs in it
+    for ((c = ${part%-*}; c <= ${part#*-} && ${#first[@]} < 2; c++)); do first+=("$c"); done
+done
+[ ${#first[@]} = 2 ] || { echo "SKIP: needs 2 CPUs (affinity: $cpus)"; exit 77; }
+two=${first[0]},${first[1]}
 one=${two%%,*}
 prog=$BUILD/tests/mr/test_coll_cpus
 
