@@ -1153,11 +1153,15 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
  * chunks that peers sent for a failed or refused call are thrown away by
  * the next calls.
  *
+ * A collective that failed (blocking, or its handle completed) writes
+ * nothing into its buffers after it returned: where a member had begun
+ * putting a large message straight into dst, the call first waits for that
+ * put to end (at most GAS_TIMEOUT more; past it, a warning names the
+ * member, whose data may then still land; see docs/collectives.md).
+ *
  * Timeouts: a blocking collective that waits GAS_TIMEOUT returns
- * GAS_ERR_TIMEOUT and counts as failed on this rank: it is abandoned (this
- * rank writes nothing into its buffers after returning; a late member told
- * to put a large message straight into dst may still do so, see
- * docs/collectives.md), and the members are told as of any failure, so one that reaches or waits in that call later fails
+ * GAS_ERR_TIMEOUT and counts as failed on this rank: it is abandoned (as
+ * above), and the members are told as of any failure, so one that reaches or waits in that call later fails
  * with GAS_ERR_TIMEOUT ("rank r gave up on its collective #k ... after
  * waiting GAS_TIMEOUT"); one whose call had already completed learns of it
  * at the team's end.  A call is not resumed by calling it again: the

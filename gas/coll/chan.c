@@ -40,6 +40,20 @@
  * messages) names that call, so no later call's message is put into that
  * call's destination.
  *
+ * A sender claims the entry before its first put into the destination: a
+ * compare-and-swap of the key to key | GAS_CO_CTS_TAKEN (a CPU atomic: the
+ * entry is in its own slot).  A receive whose call fails takes the entry
+ * back with a fetching compare-and-swap of the key to 0 through the
+ * transport (gas_co_chan_revoke_cts); one of the two wins.  Where the
+ * sender won, its put may be under way: the failed call does not end
+ * until the message's zero-copy header (ordered after the data) arrives,
+ * the sender's failure note covers the call, or the sender is lost
+ * (gas_co_chan_revoke_over), so nothing lands in the caller's buffer after
+ * the call returned.  (The swaps are atomic with each other where remote
+ * atomics on the slot are CPU atomics: shm, udp, and rdma unless
+ * GAS_RDMA_ATOMICS=nic is forced on a device whose atomics are not
+ * coherent with the CPU's.)
+ *
  * Every header names the call (team sequence number, collective, algorithm,
  * type, op, a hash of count and root) and the message's length and offset,
  * so a receiver that finds another call's chunk, or a message of another
@@ -112,12 +126,15 @@ static uint64_t call_ident(const struct gas_co_call *c)
 
 /*
  * Whether the zero-copy entry cts (in this rank's slot, written by the
- * receiver) is the one for message `key` of a call like c of `len` bytes;
- * its offset in *off.  The key is read again after the fields, so an entry
- * rewritten meanwhile (the receiver revokes an entry before it can post
- * another one for this pair) is not taken half old, half new.
+ * receiver) is the one for message `key` of a call like c of `len` bytes,
+ * and this rank claimed it (GAS_CO_CTS_TAKEN); its offset in *off.  The key
+ * is read again after the fields, so an entry rewritten meanwhile (the
+ * receiver revokes an entry before it can post another one for this pair)
+ * is not taken half old, half new, and the claim fails on an entry the
+ * receiver took back.  Called only when the message's zero-copy header
+ * chunk can follow the data at once (a credit is free).
  */
-static int cts_for(const struct gas_co_cts *cts, uint64_t key, const struct gas_co_call *c,
+static int cts_for(struct gas_co_cts *cts, uint64_t key, const struct gas_co_call *c,
                    size_t len, uint64_t *off)
 {
     if (__atomic_load_n(&cts->seq, __ATOMIC_ACQUIRE) != key)
@@ -128,6 +145,11 @@ static int cts_for(const struct gas_co_cts *cts, uint64_t key, const struct gas_
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (__atomic_load_n(&cts->seq, __ATOMIC_RELAXED) != key || l != len || id != call_ident(c))
         return 0;
+    /* the claim: from here the receiver waits for this message's end if its call fails */
+    uint64_t want = key;
+    if (!__atomic_compare_exchange_n(&cts->seq, &want, key | GAS_CO_CTS_TAKEN, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return 0;   /* taken back meanwhile: the message goes through the mailbox */
     *off = o;
     return 1;
 }
@@ -371,7 +393,7 @@ int gas_co_chan_send(struct gas_co_sched *s, struct gas_co_op *o)
     };
     uint64_t off = t->poff[d] + mbox_off(t, t->rank, k);
     uint64_t sig = t->poff[d] + 8 * (uint64_t)t->rank;
-    const struct gas_co_cts *cts = &t->cts[d];
+    struct gas_co_cts *cts = &t->cts[d];
     union {
         unsigned char b[GAS_CO_HDR_BYTES + STAGE_BYTES];
         uint64_t align;
@@ -791,7 +813,7 @@ gas_status_t gas_co_chan_destroy_check(gas_team_t t, uint64_t *seen, const char 
 void gas_co_chan_revoke_cts(struct gas_co_sched *s)
 {
     gas_team_t t = s->team;
-    if (s->cur >= s->nrounds)
+    if (s->cur >= s->nrounds || s->revokes != NULL)
         return;
     size_t lo = s->cur ? s->round_end[s->cur - 1] : 0, hi = s->round_end[s->cur];
     for (size_t i = lo; i < hi; i++) {
@@ -801,10 +823,98 @@ void gas_co_chan_revoke_cts(struct gas_co_sched *s)
             gas_tl_first_lost(&t->world[o->peer], 1) >= 0 ||
             gas_co_peer(t, o->peer, &peer, s->callname) != GAS_OK)
             continue;
-        uint64_t zero = 0;
+        if (s->revokes == NULL && (s->revokes = calloc(hi - lo, sizeof *s->revokes)) == NULL) {
+            gas_log_warn("coll", "%s: no memory to take back a zero-copy entry: rank %d may "
+                         "still write into this call's destination after it returned",
+                         s->callname, t->world[o->peer]);
+            return;
+        }
+        struct gas_co_revoke *r = &s->revokes[s->nrevokes++];
+        *r = (struct gas_co_revoke){.peer = o->peer, .len = o->len,
+                                    .key = next_msg_key(t->mrecvd[o->peer], s->call.seq)};
+        atomic_init(&r->comp.pending, 1);
         uint64_t at = t->poff[o->peer] + (uint64_t)((char *)&t->cts[t->rank] - t->base);
-        (void)gas_tl_put_rt(peer, at, &zero, sizeof zero, s->callname); /* the entry's seq: none */
+        gas_tl_amo_t a = {.op = GAS_AMO_CSWAP, .width = 8, .offset = at, .operand = 0,
+                          .compare = r->key, .result = &r->old};
+        /* (the entry's post, a put_signal, reaches the sender before the swap) */
+        gas_status_t st = peer->ops->fence();
+        if (st >= 0)
+            st = gas_tl_amo(peer, &a, &r->comp, s->callname);
+        if (st != GAS_INPROGRESS)
+            atomic_store_explicit(&r->comp.pending, 0, memory_order_release);
+        if (st < 0)
+            r->over = 1;   /* not swapped: a lost path (raised by the transport) */
     }
+}
+
+/* Whether sender p's zero-copy header chunk of s's call, for a message of len bytes, has
+ * arrived (unconsumed: a failed call consumes nothing more). */
+static int zcopy_header_in(gas_team_t t, int p, const struct gas_co_sched *s, size_t len)
+{
+    uint64_t a = __atomic_load_n(&t->arrived[p], __ATOMIC_ACQUIRE);
+    for (uint64_t k = t->recvd[p]; k < a && k - t->recvd[p] < t->nchunks; k++) {
+        struct gas_co_hdr h;
+        memcpy(&h, t->base + mbox_off(t, p, k), sizeof h);
+        if (h.seq == s->call.seq && (h.flags & GAS_CO_ZCOPY) && h.msg_len == len)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether member p's call of s's number is over there: its failure note here covers it. */
+static int sender_failed(gas_team_t t, int p, uint32_t seq)
+{
+    struct gas_co_note n;
+    return read_note(t, 2 * p + 1, &n) && n.status != GAS_OK && n.seq - seq <= n.span;
+}
+
+/* Whether revoke r of s has nothing more to land (see gas_co_chan_revoke_over). */
+static int revoke_done(struct gas_co_sched *s, struct gas_co_revoke *r)
+{
+    gas_team_t t = s->team;
+    if (r->over)
+        return 1;
+    int lost = gas_tl_first_lost(&t->world[r->peer], 1) >= 0;
+    if (atomic_load_explicit(&r->comp.pending, memory_order_acquire) != 0)
+        return r->over = lost;
+    if (atomic_load_explicit(&r->comp.status, memory_order_relaxed) != GAS_OK ||
+        r->old != (r->key | GAS_CO_CTS_TAKEN))
+        return r->over = 1;   /* taken back before the sender claimed it (or not swapped) */
+    return r->over = lost || zcopy_header_in(t, r->peer, s, r->len) ||
+                     sender_failed(t, r->peer, s->call.seq);
+}
+
+int gas_co_chan_revoke_over(struct gas_co_sched *s)
+{
+    int over = 1, probe = -1;
+    for (int i = 0; i < s->nrevokes; i++)
+        if (!revoke_done(s, &s->revokes[i])) {
+            over = 0;
+            probe = s->revokes[i].peer;
+        }
+    if (!over && gas_tl_probe_due(&s->probe_at))
+        gas_tl_probe(s->team->world[probe]);   /* a silent sender is declared dead */
+    return over;
+}
+
+void gas_co_chan_revoke_waited(const struct gas_co_sched *s, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0, n = 0; i < s->nrevokes && len < cap; i++)
+        if (!s->revokes[i].over)
+            len += (size_t)snprintf(buf + len, cap - len, "%s%d", n++ ? ", " : "",
+                                    s->team->world[s->revokes[i].peer]);
+}
+
+void gas_co_chan_revoke_forget(struct gas_co_sched *s)
+{
+    for (int i = 0; i < s->nrevokes; i++)
+        if (atomic_load_explicit(&s->revokes[i].comp.pending, memory_order_acquire) != 0)
+            gas_tl_forget(&s->revokes[i].comp);
+    free(s->revokes);
+    s->revokes = NULL;
+    s->nrevokes = 0;
 }
 
 /* The error for s when member p's failure note n covers s's call (passed on by member

@@ -57,10 +57,20 @@ struct gas_co_hdr {
  * the rest of that message there directly and sends only a header.
  */
 struct gas_co_cts {
-    uint64_t seq;        /* the message's key (chan.c next_msg_key; 0: none): the signal */
+    uint64_t seq;        /* the message's key (chan.c next_msg_key; 0: none): the signal;
+                            | GAS_CO_CTS_TAKEN once the sender claimed it (chan.c claim) */
     uint64_t off, len;   /* the destination in the receiver's segment */
     uint64_t ident;      /* the receiver's call (chan.c call_ident): only that call's sender uses it */
 };
+/*
+ * The claim bit of a zero-copy entry's key: bit 31 of its low half (the
+ * message's number within its call, which never comes near 2^31).  A sender
+ * sets it with a compare-and-swap before its first put into the receiver's
+ * destination; a receiver whose call failed takes the entry back with a
+ * compare-and-swap of the key to 0, and when it finds the bit set waits for
+ * the message's end (gas_co_chan_revoke_over) before its call returns.
+ */
+#define GAS_CO_CTS_TAKEN (1ull << 31)
 _Static_assert(sizeof(struct gas_co_hdr) == GAS_CO_HDR_BYTES, "chunk header size");
 
 /*
@@ -324,6 +334,20 @@ struct gas_co_op {
                                  message lands in (zero-copy), combined into rdst at round end */
 };
 
+/*
+ * A zero-copy entry that a failed call takes back from its sender
+ * (gas_co_chan_revoke_cts): a fetching compare-and-swap of the entry's key
+ * to 0 in the sender's slot, and what it found there.
+ */
+struct gas_co_revoke {
+    int peer;                 /* the sender (team rank) */
+    size_t len;               /* the message's length */
+    uint64_t key;             /* the key the receive posted */
+    uint64_t old;             /* the key found (valid once comp.pending is 0) */
+    int over;                 /* nothing of the message can land any more */
+    gas_tl_comp_t comp;       /* the swap's completion */
+};
+
 /* A segment temporary a whole message is received in, reused from round to round. */
 struct gas_co_whole {
     char *p;
@@ -355,6 +379,11 @@ struct gas_co_sched {
     struct gas_co_sched *next; /* in the team's queue */
     int queued, nonblocking;
     int failed_by_note;       /* a peer's note failed it: no notes of its failure go out */
+    int ending;               /* failed: its zero-copy entries were taken back and its
+                                 failure note went out; done once no sender that claimed an
+                                 entry can still write (gas_co_chan_revoke_over) */
+    struct gas_co_revoke *revokes; /* those entries (freed with s) */
+    int nrevokes;
     int differs;              /* 1 + the team rank whose call was found to differ (0: none) */
     uint64_t noted_as;        /* the world epoch and blocked flag its wait notes said, + 1 */
     uint32_t before;          /* the first world barrier this rank enters after numbering it */
@@ -434,8 +463,27 @@ void gas_co_chan_destroy_note(gas_team_t t, int left);
  * (updated; UINT64_MAX: read them).
  */
 gas_status_t gas_co_chan_destroy_check(gas_team_t t, uint64_t *seen, const char *call);
-/* Stop a sender from putting straight into a receive of s that will not complete (best effort). */
+/*
+ * s failed: take back the zero-copy entries that its current round's
+ * unfinished receives posted (a fetching compare-and-swap of each key to 0
+ * in the sender's slot, issued here, completed later), so that no sender
+ * starts putting into their destinations.  Called once per failed schedule,
+ * with the team locked.
+ */
 void gas_co_chan_revoke_cts(struct gas_co_sched *s);
+/*
+ * Whether nothing of s's revoked entries' messages can land any more: each
+ * swap found its key unclaimed, or found it claimed (GAS_CO_CTS_TAKEN: the
+ * sender may be putting into the destination) and then the message's
+ * zero-copy header chunk arrived (it is ordered after the data), the
+ * sender's failure note covers s's call, or the sender is lost.  Probes the
+ * senders still waited for when due.  Team locked.
+ */
+int gas_co_chan_revoke_over(struct gas_co_sched *s);
+/* The senders that s's end still waits for, as world ranks, into buf (for a timeout's message). */
+void gas_co_chan_revoke_waited(const struct gas_co_sched *s, char *buf, size_t cap);
+/* Before s is freed: the transports forget revoke swaps still in flight (gas_tl_forget). */
+void gas_co_chan_revoke_forget(struct gas_co_sched *s);
 
 /*
  * Members made and failed t's calls up to some number that this rank has

@@ -16,6 +16,7 @@
  */
 #include "coll.h"
 #include "alloc/arena_fast.h"
+#include "runtime/log.h"
 #include "runtime/wait.h"
 
 #include <sched.h>
@@ -90,6 +91,7 @@ void gas_co_sched_free(struct gas_co_sched *s)
 {
     if (s == NULL)
         return;
+    gas_co_chan_revoke_forget(s);
     for (size_t i = 0; i < s->ntmps; i++)
         tmp_free(s->tmps[i]);
     free(s->tmps);
@@ -259,15 +261,27 @@ static int op_done(const struct gas_co_op *o)
 }
 
 /*
- * End s, which failed (s->status): it moves nothing more, no sender is left
- * told to put into its buffers, and the members still waiting in this call
- * learn of it (gas_co_chan_check_notes).
+ * End s, which failed (s->status): it moves nothing more, the zero-copy
+ * entries it posted are taken back, and the members still waiting in this
+ * call learn of it (gas_co_chan_check_notes), all on the first call.  s is
+ * done once no sender that claimed one of those entries before can still
+ * write into its buffers (gas_co_chan_revoke_over): until then it stays at
+ * its team's queue's head, and the call's owner waits for it (release).
+ * Returns 1 when it did something (a first call, or s became done).
  */
-static void end_failed(struct gas_co_sched *s)
+static int end_failed(struct gas_co_sched *s)
 {
-    gas_co_chan_revoke_cts(s);
-    gas_co_chan_note_failed(s);
+    int first = !s->ending;
+    if (first) {
+        s->ending = 1;
+        s->probe_at = 0;   /* (gas_co_chan_revoke_over probes silent senders) */
+        gas_co_chan_revoke_cts(s);
+        gas_co_chan_note_failed(s);
+    }
+    if (!gas_co_chan_revoke_over(s))
+        return first;
     sched_set_done(s);
+    return 1;
 }
 
 /* Advance s as far as it goes now; returns how many steps were made. */
@@ -275,10 +289,8 @@ static int sched_step(struct gas_co_sched *s)
 {
     int moved = 0;
     while (!sched_done(s)) {
-        if (s->status != GAS_OK) {
-            end_failed(s);
-            return moved + 1;
-        }
+        if (s->status != GAS_OK)
+            return moved + end_failed(s);
         if (s->cur == s->nrounds) {
             sched_set_done(s);
             return moved + 1;
@@ -404,22 +416,73 @@ static void unlink_sched(gas_team_t t, struct gas_co_sched *s)
     s->queued = 0;
 }
 
+/* Start or go on ending s, which failed, if its team's executor is free: 1 when s is done. */
+static int try_end(struct gas_co_sched *s)
+{
+    if (sched_done(s))
+        return 1;
+    gas_team_t t = s->team;
+    if (!team_trylock(t))
+        return 0;   /* another thread runs the executor: it ends s, or we look again */
+    if (!sched_done(s))
+        (void)end_failed(s);
+    gas_co_team_unlock(t);
+    return sched_done(s);
+}
+
+static int ended_cond(void *arg)
+{
+    return try_end(arg);
+}
+
+/*
+ * Wait until s, which failed and is queued, has ended: no sender that
+ * claimed one of its zero-copy entries can still write into its buffers.
+ * At GAS_TIMEOUT (a deadline of its own: the call's wait is over; or when
+ * gas_finalize closes the gate) it gives up with a warning naming the
+ * senders, whose data may then still land.
+ */
+static void wait_ended(struct gas_co_sched *s)
+{
+    if (try_end(s))
+        return;
+    char what[160];
+    snprintf(what, sizeof what, "the end of the zero-copy transfers into the destination of "
+             "its failed collective #%u (%s) on a team of %d", s->call.seq, s->callname,
+             s->team->size);
+    /* (no watched word: the revoke swaps' completions lie outside the segment) */
+    gas_status_t st = gas_rt_wait(ended_cond, s, NULL, s->callname, what);
+    if (st == GAS_OK)
+        return;
+    gas_team_t t = s->team;
+    gas_co_team_lock(t);
+    if (!sched_done(s)) {
+        char who[96];
+        gas_co_chan_revoke_waited(s, who, sizeof who);
+        gas_log_warn("coll", "%s: gave up waiting to learn whether rank(s) %s, told to put "
+                     "this failed call's data straight into its destination, still do so: it "
+                     "may be written after the call returned", s->callname, who);
+        sched_set_done(s);
+    }
+    gas_co_team_unlock(t);
+}
+
 /*
  * The call that owns s returns (s done, or failed): free s.  A failed
  * schedule still queued ends first and leaves the queue: mid-way at its
  * head, or behind earlier schedules (then it never started).  Either way it
- * touches no buffer of the call after this, and its members are told.
+ * touches no buffer of the call after this (a sender that had claimed a
+ * zero-copy entry of it has finished writing: wait_ended), and its members
+ * are told.
  */
 static void release(struct gas_co_sched *s)
 {
     if (sched_queued(s)) { /* (out of the queue its team may be gone) */
         gas_team_t t = s->team;
+        wait_ended(s);
         gas_co_team_lock(t);
-        if (s->queued) {
-            if (!sched_done(s))
-                end_failed(s);
+        if (s->queued)
             unlink_sched(t, s);
-        }
         gas_co_team_unlock(t);
     }
     gas_co_sched_free(s);
@@ -638,7 +701,7 @@ gas_status_t gas_co_run(struct gas_co_sched *s)
     if (st != GAS_OK && s->status == GAS_OK)
         s->status = st;   /* timed out: the call fails here, and its members are told */
     st = ended_status(s);
-    release(s);
+    release(s);   /* (a failed call's end may wait: a GAS_TIMEOUT of its own, as in gas_wait) */
     return st;
 }
 
@@ -678,7 +741,9 @@ static gas_status_t complete_handle(struct gas_op *op, int block, int *done_p)
         gas_rt_progress();
         poll_sched(s, 0);
     }
-    if (!sched_done(s) && s->status == GAS_OK) {
+    /* (a test does not wait for a failed call's end: a sender that claimed a zero-copy
+     * entry of it may still be writing into its buffers, which stay the call's till then) */
+    if (!sched_done(s) && (s->status == GAS_OK || (!block && !try_end(s)))) {
         *done_p = 0;
         return GAS_OK;
     }
@@ -698,6 +763,10 @@ gas_status_t gas_co_drain(gas_team_t t)
             return st;   /* timed out: the queue stays */
         if (last->status != GAS_OK && last->queued) {
             team_pump(t);   /* failed while waiting: ends it if nothing is queued before it */
+            if (last->queued && t->qhead == last && last->ending) {
+                wait_ended(last);   /* a sender may still write into its buffers */
+                team_pump(t);
+            }
             if (last->queued)
                 return last->status;   /* (a lost member failed it behind others) */
         }
