@@ -1064,8 +1064,11 @@ int gas_co_chan_adopt(gas_team_t t, uint64_t entered)
     return standin;
 }
 
+/* (The walks over the live teams below hold gas_co_live_lock for reading: another
+ * thread's team split or destroy, on another team, may move the list or free a team.) */
 void gas_co_flush_relays(const char *call)
 {
+    pthread_rwlock_rdlock(&gas_co_live_lock);
     for (size_t i = 0; i < gas_co_nlive; i++) {
         gas_team_t t = gas_co_live[i];
         gas_co_team_lock(t);
@@ -1073,16 +1076,19 @@ void gas_co_flush_relays(const char *call)
             relay_to(t, d, call);
         gas_co_team_unlock(t);
     }
+    pthread_rwlock_unlock(&gas_co_live_lock);
 }
 
 void gas_co_world_adopt(uint64_t epoch)
 {
+    pthread_rwlock_rdlock(&gas_co_live_lock);
     for (size_t i = 0; i < gas_co_nlive; i++) {
         gas_team_t t = gas_co_live[i];
         gas_co_team_lock(t);
         (void)gas_co_chan_adopt(t, epoch);
         gas_co_team_unlock(t);
     }
+    pthread_rwlock_unlock(&gas_co_live_lock);
 }
 
 /* Whether a failure note here names a call after `seq` (it may cover a later call). */
@@ -1269,6 +1275,7 @@ static gas_status_t stood_in_by(gas_team_t t, const char *call, enum gas_gs_call
 gas_status_t gas_co_world_check(const char *call, enum gas_gs_call_kind kind, uint64_t epoch)
 {
     gas_status_t first = GAS_OK;
+    pthread_rwlock_rdlock(&gas_co_live_lock);
     for (size_t i = 0; i < gas_co_nlive; i++) {
         gas_team_t t = gas_co_live[i];
         int who = -1, failed = 0;   /* who: the member's team rank */
@@ -1302,11 +1309,14 @@ gas_status_t gas_co_world_check(const char *call, enum gas_gs_call_kind kind, ui
             first = world_mismatch(t, call, kind, t->world[who], failed, &last);
         world_stands_in(t, &last, who, kind, epoch, call);
     }
+    pthread_rwlock_unlock(&gas_co_live_lock);
     return first;
 }
 
 void gas_co_finalize_note(int left)
 {
+    pthread_rwlock_rdlock(&gas_co_live_lock);
     for (size_t i = 0; i < gas_co_nlive; i++)
         note_all(gas_co_live[i], GAS_CO_FINALIZE, left, "gas_finalize");
+    pthread_rwlock_unlock(&gas_co_live_lock);
 }
