@@ -222,9 +222,12 @@ uint64_t gas_gs_world_epoch(void)
     return __atomic_load_n(&gas_gs.barrier_epoch, __ATOMIC_RELAXED);
 }
 
+/* (Any thread numbering a collective asks, while the world-call thread may be
+ * interrupting or resuming a barrier: only `active` is read, atomically; an
+ * interrupted barrier's epoch is the world epoch, which set_epoch stored.) */
 uint64_t gas_gs_next_world_epoch(void)
 {
-    return interrupted.active ? interrupted.epoch : gas_gs_world_epoch() + 1;
+    return gas_gs_world_epoch() + !__atomic_load_n(&interrupted.active, __ATOMIC_RELAXED);
 }
 
 /*
@@ -279,7 +282,7 @@ static gas_status_t barrier_rounds(const char *call, uint64_t value, struct worl
         first_round = interrupted.round;
         mm[0] = interrupted.mm[0];
         mm[1] = interrupted.mm[1];
-        interrupted.active = 0;
+        __atomic_store_n(&interrupted.active, 0, __ATOMIC_RELAXED);
     }
     int parity = (int)(e & 1);
     struct barrier_area *area = local_area();
@@ -297,8 +300,8 @@ static gas_status_t barrier_rounds(const char *call, uint64_t value, struct worl
         if (st == GAS_OK && w.lost >= 0)
             st = gas_gs_lost_error(call, w.lost, "the barrier cannot complete");
         if (st != GAS_OK) {
-            interrupted.active = 1;
-            interrupted.epoch = e;
+            interrupted.epoch = e;   /* (= the world epoch: set_epoch above) */
+            __atomic_store_n(&interrupted.active, 1, __ATOMIC_RELAXED);
             interrupted.round = k;
             interrupted.mm[0] = mm[0];
             interrupted.mm[1] = mm[1];

@@ -102,7 +102,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>   /* memcpy: the float atomics move bits */
 
 #ifdef __cplusplus
 extern "C" {
@@ -692,16 +691,16 @@ GAS_DEFINE_ATOMICS_(int64_t, i64, 8)
  * for different values and NaN for equal): add to a float with a cswap loop
  * on its bits through the u32/u64 forms where needed.
  */
-#define GAS_DEFINE_FLOAT_ATOMICS_(T, S, W, U)                                         \
-static inline gas_status_t gas_atomic_fetch_##S(gas_ptr_t p, T *old_p)               \
-{ uint64_t r; gas_status_t s = gas_amo(GAS_AMO_FETCH, W, p, 0, 0, &r);               \
-  if (s == GAS_OK) { U u = (U)r; memcpy(old_p, &u, sizeof u); } return s; }           \
-static inline gas_status_t gas_atomic_set_##S(gas_ptr_t p, T v)                      \
-{ U u; memcpy(&u, &v, sizeof u); return gas_amo(GAS_AMO_SET, W, p, u, 0, NULL); }    \
-static inline gas_status_t gas_atomic_swap_##S(gas_ptr_t p, T v, T *old_p)           \
-{ U u; memcpy(&u, &v, sizeof u); uint64_t r;                                          \
-  gas_status_t s = gas_amo(GAS_AMO_SWAP, W, p, u, 0, &r);                             \
-  if (s == GAS_OK) { u = (U)r; memcpy(old_p, &u, sizeof u); } return s; }
+#define GAS_DEFINE_FLOAT_ATOMICS_(T, S, W, U)                                                 \
+static inline gas_status_t gas_atomic_fetch_##S(gas_ptr_t p, T *old_p)                        \
+{ uint64_t r; gas_status_t s = gas_amo(GAS_AMO_FETCH, W, p, 0, 0, &r);                        \
+  if (s == GAS_OK) { U u = (U)r; __builtin_memcpy(old_p, &u, sizeof u); } return s; }         \
+static inline gas_status_t gas_atomic_set_##S(gas_ptr_t p, T v)                               \
+{ U u; __builtin_memcpy(&u, &v, sizeof u); return gas_amo(GAS_AMO_SET, W, p, u, 0, NULL); }   \
+static inline gas_status_t gas_atomic_swap_##S(gas_ptr_t p, T v, T *old_p)                    \
+{ U u; __builtin_memcpy(&u, &v, sizeof u); uint64_t r;                                        \
+  gas_status_t s = gas_amo(GAS_AMO_SWAP, W, p, u, 0, &r);                                     \
+  if (s == GAS_OK) { u = (U)r; __builtin_memcpy(old_p, &u, sizeof u); } return s; }
 
 GAS_DEFINE_FLOAT_ATOMICS_(float, f32, 4, uint32_t)
 GAS_DEFINE_FLOAT_ATOMICS_(double, f64, 8, uint64_t)

@@ -358,13 +358,12 @@ int gas_tl_first_lost(const int *ranks, int n)
 void gas_tl_lost_what(int rank, char *buf, size_t cap)
 {
     int by = rank == my_rank ? gas_udp_self_lost() : -1;
-    if (by >= 0)
-        snprintf(buf, cap,
-                 "this rank (%d) was declared dead by rank %d (it answered nothing there for "
-                 "%.1f s, GAS_UDP_PEER_TIMEOUT: stopped, or cut off; or its port refused that "
-                 "rank's datagrams: a firewall on this host); the other ranks go on without it",
-                 rank, by, gas_udp_peer_timeout_s());
-    else if (rank != my_rank &&
+    char why[320];
+    if (by >= 0) {
+        gas_udp_self_lost_why(why, sizeof why);
+        snprintf(buf, cap, "this rank (%d) was declared dead by rank %d (%s); the other ranks "
+                 "go on without it", rank, by, why);
+    } else if (rank != my_rank &&
              (peer_exited(rank) || (gas_udp_lost_by_report(rank) && gas_tl_look_gone(rank, 1))))
         /* a node-mate another rank reported: its own cause, if its process is gone */
         snprintf(buf, cap, "rank %d is gone: " EXITED_WHAT " while this rank waited for it", rank);

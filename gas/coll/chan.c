@@ -442,7 +442,7 @@ static void post_cts(struct gas_co_sched *s, struct gas_co_op *o)
     o->cts_posted = 1;
     gas_tl_peer_t *peer;
     gas_status_t st = gas_co_peer(t, o->peer, &peer, s->callname);
-    uint64_t key = next_msg_key(t->mrecvd[o->peer], s->call.seq);
+    uint64_t key = o->cts_key = next_msg_key(t->mrecvd[o->peer], s->call.seq);
     uint64_t entry[3] = {(uint64_t)(o->dst - seg), o->len, call_ident(&s->call)};
     uint64_t at = t->poff[o->peer] + (uint64_t)((char *)&t->cts[t->rank] - t->base);
     if (st == GAS_OK)
@@ -813,7 +813,7 @@ gas_status_t gas_co_chan_destroy_check(gas_team_t t, uint64_t *seen, const char 
 void gas_co_chan_revoke_cts(struct gas_co_sched *s)
 {
     gas_team_t t = s->team;
-    if (s->cur >= s->nrounds || s->revokes != NULL)
+    if (s->cur >= s->nrounds)
         return;
     size_t lo = s->cur ? s->round_end[s->cur - 1] : 0, hi = s->round_end[s->cur];
     for (size_t i = lo; i < hi; i++) {
@@ -831,7 +831,7 @@ void gas_co_chan_revoke_cts(struct gas_co_sched *s)
         }
         struct gas_co_revoke *r = &s->revokes[s->nrevokes++];
         *r = (struct gas_co_revoke){.peer = o->peer, .len = o->len,
-                                    .key = next_msg_key(t->mrecvd[o->peer], s->call.seq)};
+                                    .key = o->cts_key};
         atomic_init(&r->comp.pending, 1);
         uint64_t at = t->poff[o->peer] + (uint64_t)((char *)&t->cts[t->rank] - t->base);
         gas_tl_amo_t a = {.op = GAS_AMO_CSWAP, .width = 8, .offset = at, .operand = 0,

@@ -90,8 +90,10 @@ _Static_assert(sizeof(struct gas_co_hdr) == GAS_CO_HDR_BYTES, "chunk header size
  */
 struct gas_co_note {
     uint32_t seq;         /* the writer's call number on the team (for destroy: t->seq) */
-    uint8_t coll, alg, type, op;
-    uint32_t arghash;
+    uint8_t coll, alg, type, op; /* a stand-in's note (coll GAS_CO_WORLD or GAS_CO_FINALIZE):
+                                    alg is the collective it stands in for, type the world
+                                    call's kind (chan.c world_stands_in, stood_in_by) */
+    uint32_t arghash;    /* a stand-in's: 1 + the team rank that was in that collective */
     int32_t status;      /* GAS_OK: waiting; else how the writer's call failed */
     uint32_t check;
     uint16_t refused;    /* the writer's call was refused before it started (its arguments) */
@@ -329,6 +331,7 @@ struct gas_co_op {
     size_t done;              /* bytes moved so far */
     int started;              /* a zero-byte message went */
     int cts_posted;           /* receive: the sender was told to write to dst directly */
+    uint64_t cts_key;         /* ... under this key (what a failed call takes back) */
     int noted;                /* the peer was sent this call's wait note */
     char *rdst;               /* a large receive-and-reduce: dst is a segment temporary the
                                  message lands in (zero-copy), combined into rdst at round end */

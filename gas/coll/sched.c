@@ -416,9 +416,11 @@ static void unlink_sched(gas_team_t t, struct gas_co_sched *s)
     s->queued = 0;
 }
 
-/* Start or go on ending s, which failed, if its team's executor is free: 1 when s is done. */
-static int try_end(struct gas_co_sched *s)
+/* Start or go on ending s (a struct gas_co_sched *), which failed, if its team's
+ * executor is free: 1 when s is done.  (A wait's condition, as it is.) */
+static int try_end(void *arg)
 {
+    struct gas_co_sched *s = arg;
     if (sched_done(s))
         return 1;
     gas_team_t t = s->team;
@@ -430,17 +432,14 @@ static int try_end(struct gas_co_sched *s)
     return sched_done(s);
 }
 
-static int ended_cond(void *arg)
-{
-    return try_end(arg);
-}
-
 /*
  * Wait until s, which failed and is queued, has ended: no sender that
  * claimed one of its zero-copy entries can still write into its buffers.
- * At GAS_TIMEOUT (a deadline of its own: the call's wait is over; or when
- * gas_finalize closes the gate) it gives up with a warning naming the
- * senders, whose data may then still land.
+ * At GAS_TIMEOUT it gives up with a warning naming the senders, whose data
+ * may then still land: a deadline of its own where the call's wait bracket
+ * is closed (gas_co_run), else the API call's (gas_team_split and
+ * gas_team_destroy wait here inside theirs, so after their own timeout this
+ * gives up at once); or when gas_finalize closes the gate.
  */
 static void wait_ended(struct gas_co_sched *s)
 {
@@ -451,7 +450,7 @@ static void wait_ended(struct gas_co_sched *s)
              "its failed collective #%u (%s) on a team of %d", s->call.seq, s->callname,
              s->team->size);
     /* (no watched word: the revoke swaps' completions lie outside the segment) */
-    gas_status_t st = gas_rt_wait(ended_cond, s, NULL, s->callname, what);
+    gas_status_t st = gas_rt_wait(try_end, s, NULL, s->callname, what);
     if (st == GAS_OK)
         return;
     gas_team_t t = s->team;

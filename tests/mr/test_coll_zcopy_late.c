@@ -14,7 +14,9 @@
  * put of the root is complete there) not one byte may differ.  A call that
  * completed (the put was over first) must hold the root's bytes.  Several
  * iterations with rank 2 later each time; at least one must have failed on
- * rank 1 while the put ran (else the test says it proved nothing: it fails).
+ * rank 1 (else the test says it proved nothing: it fails); each iteration's
+ * note says whether the root's put had ended in the destination by the
+ * return (the claimed entry's wait) or the call failed before it.
  *
  * The build before the fix failed it (rank 1's failure took the entry back
  * with one store that a sender which had read it never saw: tens of MB
@@ -79,6 +81,9 @@ int main(int argc, char **argv)
         gas_status_t st = me == 1 ? bcast(it, b, bytes, 0)
                                   : gas_broadcast(GAS_TEAM_WORLD, b, bytes, GAS_UINT8,
                                                   me == 2 ? 2 : 0);
+        /* the root's last byte in place at the return: it had claimed the entry, and the
+         * failed call waited for its put to end (else the mailbox path, or a revoke first) */
+        int landed = me == 1 && b[bytes - 1] == v;
         if (me == 1 && st != GAS_OK)
             memset(b, 0x11, bytes);   /* reuse the buffer at once: the call returned */
         CHECK(st == GAS_OK || st == GAS_ERR_INVALID, "iteration %d: broadcast returned %d (%s)",
@@ -96,7 +101,6 @@ int main(int argc, char **argv)
             CHECK(bad == 0, "iteration %d: %zu bytes of the failed broadcast's destination were "
                   "written after it returned (the first at %zu: 0x%02x)", it, bad, first,
                   bad ? b[first] : 0);
-            /* the root's put had begun: some of its data had landed before the refill */
             failed_mid++;
         } else {
             bad = count_not(b, bytes, v, &first);
@@ -107,7 +111,8 @@ int main(int argc, char **argv)
                   it % 2 ? "gas_broadcast_nb and gas_test" : "gas_broadcast", delay_us[it],
                   st == GAS_OK ? "completed"
                   : bad        ? "failed, and data landed after it returned"
-                               : "failed, and nothing landed after it returned");
+                  : landed     ? "failed after the root's put had ended, nothing landed after"
+                               : "failed before the root's put, nothing landed after");
     }
     if (me == 1)
         CHECK(failed_mid > 0, "rank 1's broadcast never failed: the test proved nothing (raise "

@@ -172,7 +172,6 @@ int main(void)
     MUST(gas_barrier());
     check_order(area, next, prev, &r, src);
     MUST(gas_barrier());
-    MUST(gas_barrier());
     free(model);
     free(src);
     free(back);

@@ -5,14 +5,19 @@
  * The last rank computes outside libgas for QUIET seconds (silent, alive).
  * Meanwhile rank 0 sends itself, through a raw socket, forged ICMP port
  * unreachables from the quiet rank's address, as a process on its host
- * could: (1) quoting 64 zero bytes "sent" from rank 0's port to the quiet
- * rank's (not a libgas datagram), (2) quoting a libgas-shaped header with
- * another job's key.  Before the fix, 1 s of them declared the quiet rank
+ * could, quoting 64 bytes "sent" from rank 0's port to the quiet rank's:
+ * zeros (not a libgas datagram), and libgas headers of this wire version
+ * that each fail one check of the quote: an acknowledgement with another
+ * job's key; one with this job's key (GASRUN_JOB_KEY, which any process of
+ * the job's user can read) naming another rank as its source; a numbered
+ * datagram from rank 0 whose number it never sent.  Before the fix, 1 s of them declared the quiet rank
  * dead (black-box tester T26).  Then a barrier and a check of data from
  * every rank: every call GAS_OK.  Needs root (a raw socket): exit 77
  * (skipped) without it.  GAS_TRANSPORT=udp, GAS_UDP_IFACE=lo.
  */
 #include "check.h"
+#include "transport/udp/seq.h"
+#include "transport/udp/wire.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -72,9 +77,20 @@ static long forge(int fd, const struct sockaddr_in *me, const struct sockaddr_in
     long sent = 0;
     for (int k = 0; k * 5000 < FORGE_US; k++) {
         uint8_t quoted[64] = {0};
-        if (k % 2) {   /* a libgas-shaped header: version 1, another job's key, src 0 */
-            quoted[0] = 1;
-            memset(quoted + 8, 0x5a, 8);
+        const char *key = getenv("GASRUN_JOB_KEY");
+        if (k % 4 && key) {   /* a libgas header, each rejected by one check of the quote */
+            int kind = k % 4;
+            quoted[0] = GAS_UDP_VERSION;
+            /* 1: another job's key (an acknowledgement, which needs no number in flight);
+             * 2: this job's key, an acknowledgement "from" another rank than rank 0;
+             * 3: from rank 0 with this job's key, a number it never sent */
+            quoted[1] = kind == 3 ? 0 : GAS_UDP_F_NOSEQ;
+            gas_udp_st32(quoted + 4, kind == 2 ? (uint32_t)(t_nranks - 1) : 0);
+            if (kind == 1)
+                memset(quoted + 8, 0x5a, 8);
+            else
+                gas_udp_st64(quoted + 8, strtoull(key, NULL, 16));
+            gas_udp_st32(quoted + 16, GAS_UDP_SEQ_ISN - 100000u);
         }
         uint8_t pkt[20 + 8 + 20 + 8 + sizeof quoted];
         uint8_t *icmp = pkt + 20, *inner = icmp + 8, *udp = inner + 20;

@@ -193,7 +193,7 @@ static void config_ranges(void)
         {"UDP_RTO_MIN=0\n", "GAS_UDP_RTO_MIN='0' (from file:"},
         {"UDP_PEER_TIMEOUT=0\n", "GAS_UDP_PEER_TIMEOUT='0' (from file:"},
         /* settings that contradict each other: the lower clamp above the upper one */
-        {"UDP_RTO_MIN=300ms\n", "GAS_UDP_RTO_MIN='300ms' (from file:"},
+        {"UDP_RTO_MIN=300ms\n", "is above GAS_UDP_RTO_MAX='250ms' (from default)"},
         {"UDP_RTO_MAX=1ms\n", "is above GAS_UDP_RTO_MAX='1ms' (from file:"},
     };
     for (size_t i = 0; i < sizeof unusable / sizeof unusable[0]; i++) {

@@ -204,16 +204,13 @@ void gas_udp_self_lost_set(struct gas_udp_chan *ch, int by)
         !atomic_compare_exchange_strong(&g->self_lost_by, &none, by))
         return;
     atomic_fetch_add(&g->ndead, 1);   /* gas_tl_first_lost looks */
-    char told[40] = "";
+    char told[40] = "", why[320];
     if (by != ch->rank)
         snprintf(told, sizeof told, " (rank %d says so)", ch->rank);
+    gas_udp_self_lost_why(why, sizeof why);
     gas_log_warn("udp",
-                 "this rank was declared dead by rank %d%s: it answered nothing there for "
-                 "%.1f s (GAS_UDP_PEER_TIMEOUT: stopped, or cut off), or its port refused that "
-                 "rank's datagrams for a second (ICMP port unreachable: a firewall on this host "
-                 "rejecting them); the other ranks go on without it, and every call of this "
-                 "rank that needs another rank fails",
-                 by, told, gas_udp_peer_timeout_s());
+                 "this rank was declared dead by rank %d%s: %s; the other ranks go on without "
+                 "it, and every call of this rank that needs another rank fails", by, told, why);
     gas_udp_timer_at(gas_rt_now_ns());   /* the timers retire every channel */
 }
 
@@ -226,6 +223,14 @@ int gas_udp_self_lost(void)
 double gas_udp_peer_timeout_s(void)
 {
     return (double)gas_udp_g.cfg.peer_timeout / 1e9;
+}
+
+void gas_udp_self_lost_why(char *buf, size_t cap)
+{
+    snprintf(buf, cap, "it answered nothing there for %.1f s (GAS_UDP_PEER_TIMEOUT: stopped, or "
+             "cut off), or its port refused that rank's datagrams for %.1f s (ICMP port "
+             "unreachable: a firewall on this host rejecting them)", gas_udp_peer_timeout_s(),
+             (double)gas_udp_refused_grace_ns() / 1e9);
 }
 
 const char *gas_udp_poll_hint(void)

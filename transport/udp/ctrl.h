@@ -63,6 +63,10 @@ void gas_udp_lost_set(int rank, int by);
 int gas_udp_self_lost(void);
 /* GAS_UDP_PEER_TIMEOUT in seconds (0 before init), for messages. */
 double gas_udp_peer_timeout_s(void);
+/* Into buf: how a peer comes to declare a rank dead (silence for
+ * GAS_UDP_PEER_TIMEOUT, or its port refusing datagrams for the grace), for
+ * this rank's messages about itself. */
+void gas_udp_self_lost_why(char *buf, size_t cap);
 /* The hint a loss message adds under GAS_PROGRESS=poll ("" otherwise): there a
  * live rank that makes no libgas call for GAS_UDP_PEER_TIMEOUT looks dead. */
 const char *gas_udp_poll_hint(void);

@@ -487,6 +487,12 @@ static void ack_in_order(struct gas_udp_chan *ch, const struct gas_udp_hdr *h, u
 #define REFUSED_GRACE_NS 1000000000ull /* refused this long, nothing heard: the peer has ended */
 #define REFUSED_GAP_NS 1500000000ull   /* no refusal for this long (and 3 gaps): an episode ended */
 
+uint64_t gas_udp_refused_grace_ns(void)
+{
+    uint64_t half = gas_udp_g.cfg.peer_timeout / 2;
+    return half < REFUSED_GRACE_NS ? half : REFUSED_GRACE_NS;
+}
+
 /*
  * An ICMP port unreachable for a datagram to ch, sent by the peer's host:
  * nothing listens at the address the peer published.  Its socket is bound
@@ -517,10 +523,7 @@ static void refused(struct gas_udp_chan *ch, uint64_t now)
         ch->refused_ns = now;
     if (fresh || ch->bye_sent)   /* both finalizing: the peer closed its socket first (init.c parted) */
         return;
-    uint64_t grace = REFUSED_GRACE_NS, half = gas_udp_g.cfg.peer_timeout / 2;
-    if (half < grace)
-        grace = half;
-    if (now - ch->refused_ns < grace)
+    if (now - ch->refused_ns < gas_udp_refused_grace_ns())
         return;
     char why[640], hint[256];
     gas_udp_loopback_hint(ch, hint, sizeof hint);

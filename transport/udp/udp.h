@@ -407,6 +407,9 @@ void gas_udp_loss_sent(struct gas_udp_chan *ch, uint64_t now);
 uint64_t gas_udp_loss_timers(struct gas_udp_chan *ch, uint64_t now);
 
 /* ---- rx.c ---- */
+/* How long a peer's port must refuse datagrams, with nothing heard from it,
+ * before it is declared dead: 1 s, at most half GAS_UDP_PEER_TIMEOUT. */
+uint64_t gas_udp_refused_grace_ns(void);
 /* Receive and handle one batch; returns datagrams handled (0: none waiting). */
 int gas_udp_rx_batch(void);
 /* Apply the records of one in-order datagram of ch's peer. */
