@@ -228,6 +228,7 @@ gas_status_t gas_udp_init(const gas_tl_env_t *env)
     for (unsigned i = 0; i < GAS_UDP_BATCH; i++)
         if ((g->rx_bufs[i] = malloc(g->cfg.dgram_accept)) == NULL)
             goto err_nomem;
+    gas_udp_rx_vectors_init();
     g->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (g->epfd < 0) {
         st = gas_rt_error(GAS_ERR_IO, "gas_init", "epoll_create1: %s", strerror(errno));

@@ -410,8 +410,11 @@ uint64_t gas_udp_loss_timers(struct gas_udp_chan *ch, uint64_t now);
 /* How long a peer's port must refuse datagrams, with nothing heard from it,
  * before it is declared dead: 1 s, at most half GAS_UDP_PEER_TIMEOUT. */
 uint64_t gas_udp_refused_grace_ns(void);
-/* Receive and handle one batch; returns datagrams handled (0: none waiting). */
+/* Receive and handle one batch; returns datagrams handled (0: none waiting).
+ * Called with rx_lock held. */
 int gas_udp_rx_batch(void);
+/* Point gas_udp_rx_batch's receive vectors at g->rx_bufs (gas_init, once they exist). */
+void gas_udp_rx_vectors_init(void);
 /* Apply the records of one in-order datagram of ch's peer. */
 int gas_udp_rx_deliver(struct gas_udp_chan *ch, const unsigned char *buf, uint32_t len, uint64_t now);
 
