@@ -1155,8 +1155,9 @@ GAS_EXPORT gas_status_t gas_team_destroy(gas_team_t team);
  * A collective that failed (blocking, or its handle completed) writes
  * nothing into its buffers after it returned: where a member had begun
  * putting a large message straight into dst, the call first waits for that
- * put to end (at most GAS_TIMEOUT more; past it, a warning names the
- * member, whose data may then still land; see docs/collectives.md).
+ * put to end (at most GAS_TIMEOUT more, also inside gas_team_split and
+ * gas_team_destroy after their own GAS_TIMEOUT; past it, a warning names
+ * the member, whose data may then still land; see docs/collectives.md).
  *
  * Timeouts: a blocking collective that waits GAS_TIMEOUT returns
  * GAS_ERR_TIMEOUT and counts as failed on this rank: it is abandoned (as

@@ -313,6 +313,20 @@ void gas_rt_call_end(int began)
         call_open = 0;
 }
 
+struct gas_rt_call_saved gas_rt_call_suspend(void)
+{
+    struct gas_rt_call_saved saved = {call_open, call_wait_start, call_forgiven};
+    call_open = 0;
+    return saved;
+}
+
+void gas_rt_call_resume(struct gas_rt_call_saved saved)
+{
+    call_open = saved.open;
+    call_wait_start = saved.wait_start;
+    call_forgiven = saved.forgiven;
+}
+
 /* The explainer of this thread's innermost wait (gas_rt_wait_explained), and
  * whether one is running (waits inside it do not wait). */
 struct wait_explainer {

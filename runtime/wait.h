@@ -154,6 +154,19 @@ int gas_rt_call_begin(void);
 void gas_rt_call_end(int began);
 
 /*
+ * Step out of this thread's bracket for a wait that must have a deadline of
+ * its own even inside a call whose deadline has passed (a failed
+ * collective's wait for the end of the puts into its buffers, which must
+ * not be freed before); gas_rt_call_resume puts the bracket back as it was.
+ */
+struct gas_rt_call_saved {
+    int open;
+    uint64_t wait_start, forgiven;
+};
+struct gas_rt_call_saved gas_rt_call_suspend(void);
+void gas_rt_call_resume(struct gas_rt_call_saved saved);
+
+/*
  * How a wait sleeps once its spin budget is spent.  By default on this rank's
  * doorbell (futex).  A transport may install a sleeper that is asked first:
  * it gets the wait's condition, the word it watches (NULL: memory outside the

@@ -435,11 +435,10 @@ static int try_end(void *arg)
 /*
  * Wait until s, which failed and is queued, has ended: no sender that
  * claimed one of its zero-copy entries can still write into its buffers.
- * At GAS_TIMEOUT it gives up with a warning naming the senders, whose data
- * may then still land: a deadline of its own where the call's wait bracket
- * is closed (gas_co_run), else the API call's (gas_team_split and
- * gas_team_destroy wait here inside theirs, so after their own timeout this
- * gives up at once); or when gas_finalize closes the gate.
+ * At GAS_TIMEOUT of its own it gives up with a warning naming the senders,
+ * whose data may then still land; or when gas_finalize closes the gate.  Its
+ * own deadline even inside a bracket (gas_team_split, gas_team_destroy): the
+ * call's may have passed already, and the caller frees the buffers next.
  */
 static void wait_ended(struct gas_co_sched *s)
 {
@@ -450,7 +449,9 @@ static void wait_ended(struct gas_co_sched *s)
              "its failed collective #%u (%s) on a team of %d", s->call.seq, s->callname,
              s->team->size);
     /* (no watched word: the revoke swaps' completions lie outside the segment) */
+    struct gas_rt_call_saved bracket = gas_rt_call_suspend();
     gas_status_t st = gas_rt_wait(try_end, s, NULL, s->callname, what);
+    gas_rt_call_resume(bracket);
     if (st == GAS_OK)
         return;
     gas_team_t t = s->team;

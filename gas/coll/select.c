@@ -651,22 +651,30 @@ GAS_EXPORT gas_status_t gas_coll_choice(gas_team_t team, gas_coll_t coll, size_t
     GAS_GS_GATED("gas_coll_choice", api_coll_choice(team, coll, bytes, algorithm_p));
 }
 
-gas_status_t gas_co_tuning_check(void)
+/* The configuration and the tuning table, for a tool with no job running
+ * (gas-info); gas_co_select_fini undoes it, failed or not. */
+static gas_status_t load_for_tool(void)
 {
     gas_status_t st = gas_rt_config_load();
-    if (st == GAS_OK)
-        st = gas_co_select_init();
+    return st == GAS_OK ? gas_co_select_init() : st;
+}
+
+gas_status_t gas_co_tuning_check(void)
+{
+    gas_status_t st = load_for_tool();
     gas_co_select_fini();
     return st;
 }
 
+static void print_rules(FILE *f);
+
 gas_status_t gas_co_info(FILE *f)
 {
-    gas_status_t st = gas_rt_config_load();
-    if (st == GAS_OK)
-        st = gas_co_select_init();
-    if (st != GAS_OK)
+    gas_status_t st = load_for_tool();
+    if (st != GAS_OK) {
+        gas_co_select_fini();
         return st;
+    }
     const char *file = gas_rt_config_str(GAS_CFG_COLL_TUNING);
     fprintf(f, "collectives (tuning table: %s):\n", file && file[0] ? file : "built in, configs/coll-tuning.conf");
     for (int c = 0; c < GAS_COLL_COUNT; c++) {
@@ -693,6 +701,14 @@ gas_status_t gas_co_info(FILE *f)
             fprintf(f, "\n");
         }
     }
+    print_rules(f);
+    gas_co_select_fini();
+    return GAS_OK;
+}
+
+/* The table's rules, one a line, in its order. */
+static void print_rules(FILE *f)
+{
     fprintf(f, "  rules (last match wins):\n");
     for (size_t i = 0; i < nrules; i++) {
         const struct rule *r = &rules[i];
@@ -710,5 +726,4 @@ gas_status_t gas_co_info(FILE *f)
                 (unsigned long long)r->from, alg_names[r->coll][r->alg],
                 r->cpus == 0 ? "*" : r->cpus == 1 ? "own" : "shared");
     }
-    return GAS_OK;
 }

@@ -12,7 +12,11 @@
  *    before the bracket existed it waited another 100 ms, so the call took
  *    two timeouts (gas_iget: room to send, then the answers);
  *  - brackets nest: an inner begin/end does not restart or end the call's
- *    deadline, and after the outer end a wait has its own timeout again.
+ *    deadline, and after the outer end a wait has its own timeout again;
+ *  - a wait between gas_rt_call_suspend and gas_rt_call_resume inside a
+ *    call whose deadline passed waits a whole timeout of its own (a failed
+ *    collective's wait for the puts into buffers its caller frees next), and
+ *    after the resume the call's deadline is still passed.
  * The counts, not the clock, are what is checked (the first wait of each
  * pair is the reference for "waited a whole timeout").
  */
@@ -73,6 +77,20 @@ int main(void)
            "times (want <= %d): the call waited more than one GAS_TIMEOUT", d, FEW_LOOKS);
     UCHECK(e <= FEW_LOOKS && f <= FEW_LOOKS, "waits in and after a nested bracket of the same call "
            "looked %d and %d times (want <= %d)", e, f, FEW_LOOKS);
+
+    /* Suspended inside a call past its deadline: a wait of its own; resumed:
+     * the call's deadline again, still passed. */
+    began = gas_rt_call_begin();
+    int i1 = timed_out_wait("the first wait of a call that suspends its bracket");
+    struct gas_rt_call_saved saved = gas_rt_call_suspend();
+    int i2 = timed_out_wait("a wait with the bracket suspended");
+    gas_rt_call_resume(saved);
+    int i3 = timed_out_wait("a wait after the bracket was resumed");
+    gas_rt_call_end(began);
+    UCHECK(i1 > whole && i2 > whole, "a wait with the call's bracket suspended waits a whole "
+           "timeout of its own: %d looks (the call's first wait %d; want > %d)", i2, i1, whole);
+    UCHECK(i3 <= FEW_LOOKS, "after gas_rt_call_resume the call's deadline (passed) holds again: "
+           "a wait looked %d times (want <= %d)", i3, FEW_LOOKS);
 
     /* After the call: a fresh deadline; and a new call starts its own. */
     int g = timed_out_wait("a wait after the call");
