@@ -498,7 +498,8 @@ GAS_EXPORT gas_status_t gas_memory_stats(gas_mem_stats_t *stats_p);
  * the atomics, gas_put_signal, gas_quiet, a barrier's rounds, a blocking
  * collective, gas_malloc's barriers, gas_free, gas_finalize, a team split's
  * two allgathers, gas_team_destroy) returns GAS_ERR_TIMEOUT once GAS_TIMEOUT
- * has passed since it began to wait, not GAS_TIMEOUT per wait.  Time in
+ * has passed since it began to wait, not GAS_TIMEOUT per wait (one exception:
+ * a failed collective's wait for puts into its buffers, under Collectives).  Time in
  * which the waiting rank itself did not run (stopped with SIGSTOP or ^Z,
  * held at a debugger's breakpoint, starved for more than about 0.2 s at a
  * time) is not counted: a rank resumed after such a stop goes on waiting

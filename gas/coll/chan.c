@@ -842,8 +842,14 @@ void gas_co_chan_revoke_cts(struct gas_co_sched *s)
             st = gas_tl_amo(peer, &a, &r->comp, s->callname);
         if (st != GAS_INPROGRESS)
             atomic_store_explicit(&r->comp.pending, 0, memory_order_release);
-        if (st < 0)
-            r->over = 1;   /* not swapped: a lost path (raised by the transport) */
+        if (st < 0) {
+            r->over = 1;   /* not swapped (raised by the transport) */
+            if (gas_tl_first_lost(&t->world[o->peer], 1) < 0)
+                gas_log_warn("coll", "%s: could not take back rank %d's zero-copy entry "
+                             "(the fence or the swap failed: %s): that rank may still write "
+                             "into this failed call's destination after it returned",
+                             s->callname, t->world[o->peer], gas_strerror(st));
+        }
     }
 }
 

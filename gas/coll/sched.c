@@ -442,15 +442,19 @@ static int try_end(void *arg)
  */
 static void wait_ended(struct gas_co_sched *s)
 {
-    if (try_end(s))
-        return;
-    char what[160];
-    snprintf(what, sizeof what, "the end of the zero-copy transfers into the destination of "
-             "its failed collective #%u (%s) on a team of %d", s->call.seq, s->callname,
-             s->team->size);
-    /* (no watched word: the revoke swaps' completions lie outside the segment) */
+    /* (out of the bracket from the first try_end on: the fence and swap that
+     * take the entries back wait in the transports, and must not find the
+     * call's deadline passed) */
     struct gas_rt_call_saved bracket = gas_rt_call_suspend();
-    gas_status_t st = gas_rt_wait(try_end, s, NULL, s->callname, what);
+    gas_status_t st = GAS_OK;
+    if (!try_end(s)) {
+        char what[160];
+        snprintf(what, sizeof what, "the end of the zero-copy transfers into the destination "
+                 "of its failed collective #%u (%s) on a team of %d", s->call.seq,
+                 s->callname, s->team->size);
+        /* (no watched word: the revoke swaps' completions lie outside the segment) */
+        st = gas_rt_wait(try_end, s, NULL, s->callname, what);
+    }
     gas_rt_call_resume(bracket);
     if (st == GAS_OK)
         return;
@@ -762,11 +766,15 @@ gas_status_t gas_co_drain(gas_team_t t)
         if (st != GAS_OK)
             return st;   /* timed out: the queue stays */
         if (last->status != GAS_OK && last->queued) {
+            /* (ending it takes its zero-copy entries back through the transports,
+             * which wait: not against gas_team_destroy's deadline, see wait_ended) */
+            struct gas_rt_call_saved bracket = gas_rt_call_suspend();
             team_pump(t);   /* failed while waiting: ends it if nothing is queued before it */
             if (last->queued && t->qhead == last && last->ending) {
                 wait_ended(last);   /* a sender may still write into its buffers */
                 team_pump(t);
             }
+            gas_rt_call_resume(bracket);
             if (last->queued)
                 return last->status;   /* (a lost member failed it behind others) */
         }
