@@ -147,8 +147,9 @@ gas_status_t gas_rt_wait_explained(gas_rt_cond_fn cond, void *arg, const void *w
  * gas_rt_call_end(began): every gas_rt_wait in between (in the transports
  * too) times out GAS_TIMEOUT after the first of them began waiting, not
  * after its own start, so the whole call returns within one GAS_TIMEOUT of
- * waiting (but for waits that step out with gas_rt_call_suspend).  Brackets are per thread and nest (the outermost counts).  No
- * clock is read unless a wait in the bracket has to wait.
+ * waiting (but for waits that step out with gas_rt_call_suspend).  Brackets
+ * are per thread and nest (the outermost counts).  No clock is read unless a
+ * wait in the bracket has to wait.
  */
 int gas_rt_call_begin(void);
 void gas_rt_call_end(int began);

@@ -20,7 +20,6 @@
 
 #include <errno.h>
 #include <linux/errqueue.h>
-
 #include <netinet/in.h>
 #include <netinet/ip_icmp.h>
 #include <stdio.h>
@@ -643,7 +642,8 @@ static void drain_errors(void)
  * socket empty then costs the system call alone: building the 64 headers
  * each time was a third of an empty poll's cost, and a waiting thread polls
  * several times per round trip.  The kernel writes only msg_len,
- * msg_namelen and msg_flags, which the batch resets for the entries it read.
+ * msg_namelen and msg_flags, which the batch resets for the entries it
+ * read (and msg_controllen, which stays 0: there is no control buffer).
  */
 static struct mmsghdr rx_m[GAS_UDP_BATCH];
 static struct iovec rx_iov[GAS_UDP_BATCH];
