@@ -666,7 +666,27 @@ gas_status_t gas_co_tuning_check(void)
     return st;
 }
 
-static void print_rules(FILE *f);
+/* The table's rules, one a line, in its order. */
+static void print_rules(FILE *f)
+{
+    fprintf(f, "  rules (last match wins):\n");
+    for (size_t i = 0; i < nrules; i++) {
+        const struct rule *r = &rules[i];
+        char ranks[32];
+        if (r->rmin == 1 && r->rmax == RANKS_OPEN)
+            snprintf(ranks, sizeof ranks, "*");
+        else if (r->rmax == RANKS_OPEN)
+            snprintf(ranks, sizeof ranks, "%d-", r->rmin);
+        else if (r->rmin == r->rmax)
+            snprintf(ranks, sizeof ranks, "%d", r->rmin);
+        else
+            snprintf(ranks, sizeof ranks, "%d-%d", r->rmin, r->rmax);
+        fprintf(f, "    %-15s %-6s %-6s %-8llu %-22s %s\n", coll_names[r->coll], ranks,
+                r->nodes == 0 ? "*" : r->nodes == 1 ? "1" : "multi",
+                (unsigned long long)r->from, alg_names[r->coll][r->alg],
+                r->cpus == 0 ? "*" : r->cpus == 1 ? "own" : "shared");
+    }
+}
 
 gas_status_t gas_co_info(FILE *f)
 {
@@ -704,26 +724,4 @@ gas_status_t gas_co_info(FILE *f)
     print_rules(f);
     gas_co_select_fini();
     return GAS_OK;
-}
-
-/* The table's rules, one a line, in its order. */
-static void print_rules(FILE *f)
-{
-    fprintf(f, "  rules (last match wins):\n");
-    for (size_t i = 0; i < nrules; i++) {
-        const struct rule *r = &rules[i];
-        char ranks[32];
-        if (r->rmin == 1 && r->rmax == RANKS_OPEN)
-            snprintf(ranks, sizeof ranks, "*");
-        else if (r->rmax == RANKS_OPEN)
-            snprintf(ranks, sizeof ranks, "%d-", r->rmin);
-        else if (r->rmin == r->rmax)
-            snprintf(ranks, sizeof ranks, "%d", r->rmin);
-        else
-            snprintf(ranks, sizeof ranks, "%d-%d", r->rmin, r->rmax);
-        fprintf(f, "    %-15s %-6s %-6s %-8llu %-22s %s\n", coll_names[r->coll], ranks,
-                r->nodes == 0 ? "*" : r->nodes == 1 ? "1" : "multi",
-                (unsigned long long)r->from, alg_names[r->coll][r->alg],
-                r->cpus == 0 ? "*" : r->cpus == 1 ? "own" : "shared");
-    }
 }

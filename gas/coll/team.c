@@ -372,33 +372,11 @@ gas_status_t gas_co_start(void)
 gas_status_t gas_co_allgather_bytes(const char *call, gas_team_t t, void *dst, const void *src,
                                     size_t bytes);
 
-static int cmp_u64(const void *a, const void *b)
+/* Orders (CPU key, rank) pairs by key. */
+static int by_cpu_key(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
-}
-
-/* How many of the n sorted keys equal k (two binary searches). */
-static int count_key(const uint64_t *sorted, int n, uint64_t k)
-{
-    int lo = 0, hi = n;
-    while (lo < hi) {   /* the first >= k */
-        int m = lo + (hi - lo) / 2;
-        if (sorted[m] < k)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    int first = lo;
-    hi = n;
-    while (lo < hi) {   /* the first > k */
-        int m = lo + (hi - lo) / 2;
-        if (sorted[m] <= k)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo - first;
 }
 
 gas_status_t gas_co_start_nodes(int *cpu_sharers_p, int *shares_p)
@@ -407,7 +385,7 @@ gas_status_t gas_co_start_nodes(int *cpu_sharers_p, int *shares_p)
     int P = w->size;
     uint64_t me[3] = {my_node(), gas_rt_cpu_key(), (uint64_t)gas_rt_usable_cpus()};
     uint64_t *ids = malloc((size_t)P * sizeof me);
-    uint64_t *keys = malloc((size_t)P * sizeof *keys);
+    uint64_t (*keys)[2] = malloc((size_t)P * sizeof *keys);   /* (CPU key, rank) */
     free(world_cpus_shared);
     world_cpus_shared = calloc((size_t)P, 1);
     if (ids == NULL || keys == NULL || world_cpus_shared == NULL) {
@@ -418,18 +396,24 @@ gas_status_t gas_co_start_nodes(int *cpu_sharers_p, int *shares_p)
     gas_status_t st = gas_co_allgather_bytes("gas_init", w, ids, me, sizeof me);
     /* Triples (node, CPU key, usable CPUs) by rank.  A rank shares its CPUs
      * when more ranks have its key (same machine boot and affinity) than it
-     * has CPUs; counted over the sorted keys. */
+     * has CPUs: each run of equal keys, once sorted, is one such group. */
     int sharers = 0, shares = 0;
-    for (int r = 0; st == GAS_OK && r < P; r++)
-        keys[r] = ids[3 * r + 1];
-    if (st == GAS_OK)
-        qsort(keys, (size_t)P, sizeof *keys, cmp_u64);
     for (int r = 0; st == GAS_OK && r < P; r++) {
-        int same = count_key(keys, P, ids[3 * r + 1]);
-        world_cpus_shared[r] = (uint64_t)same > ids[3 * r + 2];
-        if (r == w->rank) {
-            sharers = same;
-            shares = world_cpus_shared[r];
+        keys[r][0] = ids[3 * r + 1];
+        keys[r][1] = (uint64_t)r;
+    }
+    if (st == GAS_OK)
+        qsort(keys, (size_t)P, sizeof *keys, by_cpu_key);
+    for (int i = 0, j; st == GAS_OK && i < P; i = j) {
+        for (j = i + 1; j < P && keys[j][0] == keys[i][0]; j++)
+            ;
+        for (int k = i; k < j; k++) {
+            int r = (int)keys[k][1];
+            world_cpus_shared[r] = (uint64_t)(j - i) > ids[3 * r + 2];
+            if (r == w->rank) {
+                sharers = j - i;
+                shares = world_cpus_shared[r];
+            }
         }
     }
     free(keys);
